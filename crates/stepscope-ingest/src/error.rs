@@ -1,0 +1,97 @@
+//! Errors of the readers.
+
+use crate::kineto_json::ParseFailure;
+use std::path::{Path, PathBuf};
+
+/// Why a trace could not be read.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum IngestError {
+    /// The file could not be opened or read.
+    #[error("Failed to read `{}`", path.display())]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The compressed stream is truncated or corrupt.
+    #[error(
+        "Failed to decompress `{}`: the compressed stream breaks near byte {compressed_offset} (after {decompressed_bytes} bytes of JSON)\nhint: the file is truncated or corrupt; `--allow-truncated` analyses the events before the break",
+        path.display()
+    )]
+    Decompress {
+        /// The file.
+        path: PathBuf,
+        /// Compressed bytes consumed when it broke.
+        compressed_offset: u64,
+        /// Bytes that came out before the break.
+        decompressed_bytes: u64,
+        /// The decoder's error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The JSON is malformed or ends early.
+    #[error("{}", json_message(path.as_deref(), *offset, message, *truncated))]
+    Json {
+        /// The file, when reading from one.
+        path: Option<PathBuf>,
+        /// Byte offset in the decompressed JSON.
+        offset: u64,
+        /// What is wrong there.
+        message: String,
+        /// Whether the text simply ended early.
+        truncated: bool,
+    },
+    /// The content matches no known format.
+    #[error(
+        "`{}` is not a format stepscope reads\nhint: stepscope reads PyTorch profiler (Kineto) Chrome-trace JSON: `.json`, `.json.gz`, `.json.zst`",
+        path.as_deref().map_or_else(|| "input".into(), |p| p.display().to_string())
+    )]
+    UnknownFormat {
+        /// The file, when reading from one.
+        path: Option<PathBuf>,
+    },
+}
+
+fn json_message(path: Option<&Path>, offset: u64, message: &str, truncated: bool) -> String {
+    let file = path.map_or_else(|| "input".to_owned(), |p| format!("`{}`", p.display()));
+    let hint = if truncated {
+        "the file is truncated (was the profiler stopped while writing?); `--allow-truncated` analyses the events before the break"
+    } else {
+        "the file is corrupt at that point; `--allow-truncated` analyses the events before it"
+    };
+    format!("{file} is not valid trace JSON at byte {offset}: {message}\nhint: {hint}")
+}
+
+impl IngestError {
+    pub(crate) fn from_parse_failure(failure: ParseFailure) -> Self {
+        IngestError::Json {
+            path: None,
+            offset: failure.offset,
+            message: failure.message,
+            truncated: failure.at_end_of_input,
+        }
+    }
+
+    pub(crate) fn with_path(self, file: &Path) -> Self {
+        match self {
+            IngestError::Json {
+                offset,
+                message,
+                truncated,
+                ..
+            } => IngestError::Json {
+                path: Some(file.to_owned()),
+                offset,
+                message,
+                truncated,
+            },
+            IngestError::UnknownFormat { .. } => IngestError::UnknownFormat {
+                path: Some(file.to_owned()),
+            },
+            other => other,
+        }
+    }
+}

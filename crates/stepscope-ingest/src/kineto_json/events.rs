@@ -1,0 +1,317 @@
+//! From a raw event to the model: classify by category and phase, convert units once.
+
+use super::raw::{Number, RawEvent, Text};
+use stepscope_model::{
+    AnnotationRecord, CorrelationId, Duration, FlowPhase, GpuEventKind, GpuEventRecord, ProcessId,
+    RuntimeCallKind, RuntimeCallRecord, Severity, StreamId, ThreadId, Timestamp, TraceBuilder,
+};
+
+/// What stepscope does with an event category.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum CategoryClass {
+    Gpu(GpuEventKind),
+    Runtime,
+    Annotation,
+    GpuAnnotation,
+    CpuOp,
+    PythonFunction,
+    /// Known to the Kineto schema, not needed here.
+    Ignored,
+    Unknown,
+}
+
+fn classify_category(category: &str) -> CategoryClass {
+    use CategoryClass as C;
+    match category {
+        "kernel" | "Kernel" => C::Gpu(GpuEventKind::Kernel),
+        "gpu_memcpy" | "Memcpy" => C::Gpu(GpuEventKind::Memcpy),
+        "gpu_memset" | "Memset" => C::Gpu(GpuEventKind::Memset),
+        "cuda_runtime" | "cuda_driver" | "Runtime" | "Driver" | "hip_runtime" => C::Runtime,
+        "user_annotation" => C::Annotation,
+        "gpu_user_annotation" => C::GpuAnnotation,
+        "cpu_op" | "Operator" | "operator" => C::CpuOp,
+        "python_function" | "Python" => C::PythonFunction,
+        "ac2g"
+        | "async"
+        | "Trace"
+        | "cpu_instant_event"
+        | "fwdbwd"
+        | "overhead"
+        | "Overhead"
+        | "cuda_profiler_range"
+        | "Memory"
+        | "memory"
+        | "mtia_runtime"
+        | "mtia_ccp_events"
+        | "gpu_op"
+        | "python_function_call"
+        | "cuda_sync"
+        | "Sync" => C::Ignored,
+        other if other.eq_ignore_ascii_case("kernel") => C::Gpu(GpuEventKind::Kernel),
+        _ => C::Unknown,
+    }
+}
+
+/// Adds one event to the builder, counting whatever it cannot use.
+pub(crate) fn add_event(builder: &mut TraceBuilder, event: RawEvent<'_>) {
+    builder.counts_mut().events += 1;
+    count_unknown_keys(builder, &event);
+    let phase = event.phase.as_ref().map_or("", |p| &*p.0);
+    match phase {
+        "X" => add_complete_event(builder, &event),
+        "M" => add_metadata_event(builder, &event),
+        "s" | "f" | "t" => add_flow_event(builder, &event, phase),
+        "" => builder.stats_mut().add(
+            "event_without_phase",
+            Severity::Info,
+            "Events with no `ph` field; skipped",
+            1,
+        ),
+        _ => {}
+    }
+}
+
+fn count_unknown_keys(builder: &mut TraceBuilder, event: &RawEvent<'_>) {
+    for key in &event.unknown_keys {
+        *builder
+            .stats_mut()
+            .unknown_fields
+            .entry(key.0.to_string())
+            .or_default() += 1;
+    }
+    if event.malformed_fields > 0 {
+        builder.stats_mut().add(
+            "malformed_field",
+            Severity::DataLoss,
+            "Event fields whose JSON type was wrong (e.g. a number where a string belongs); the field was dropped",
+            u64::from(event.malformed_fields),
+        );
+    }
+}
+
+fn add_complete_event(builder: &mut TraceBuilder, event: &RawEvent<'_>) {
+    let Some(category) = event.category.as_ref() else {
+        builder.stats_mut().add(
+            "event_without_category",
+            Severity::Info,
+            "Complete events with no `cat` field; not classified",
+            1,
+        );
+        return;
+    };
+    match classify_category(&category.0) {
+        CategoryClass::Gpu(kind) => add_gpu_event(builder, event, kind),
+        CategoryClass::Runtime => add_runtime_call(builder, event),
+        CategoryClass::Annotation => add_annotation(builder, event, false),
+        CategoryClass::GpuAnnotation => add_annotation(builder, event, true),
+        CategoryClass::CpuOp => builder.counts_mut().cpu_ops += 1,
+        CategoryClass::PythonFunction => builder.counts_mut().python_functions += 1,
+        CategoryClass::Ignored => {}
+        CategoryClass::Unknown => {
+            *builder
+                .stats_mut()
+                .unknown_categories
+                .entry(category.0.to_string())
+                .or_default() += 1;
+        }
+    }
+}
+
+/// Time, length, name and process of a complete event, or `None` (counted) if unusable.
+struct Span {
+    start: Timestamp,
+    duration: Duration,
+    process: ProcessId,
+}
+
+fn span(builder: &mut TraceBuilder, event: &RawEvent<'_>) -> Option<Span> {
+    let start = event.ts.as_ref().and_then(Number::micros_to_nanos);
+    let duration = event.dur.as_ref().map_or(Some(0), Number::micros_to_nanos);
+    let (Some(start), Some(duration)) = (start, duration) else {
+        builder.stats_mut().add(
+            "event_without_time",
+            Severity::DataLoss,
+            "Complete events whose `ts` or `dur` is missing or not a number; skipped",
+            1,
+        );
+        return None;
+    };
+    if duration < 0 {
+        builder.stats_mut().add(
+            "negative_duration",
+            Severity::DataLoss,
+            "Complete events with a negative `dur`; skipped",
+            1,
+        );
+        return None;
+    }
+    let process = process_of(builder, event.pid.as_ref());
+    Some(Span {
+        start: Timestamp::from_nanos(start),
+        duration: Duration::from_nanos(duration),
+        process,
+    })
+}
+
+fn process_of(builder: &mut TraceBuilder, pid: Option<&Number<'_>>) -> ProcessId {
+    match pid {
+        Some(number) => match number.as_i64() {
+            Some(value) => builder.process_number(value),
+            None => match number {
+                Number::Text(label) => builder.process_label(label),
+                _ => builder.process_label(""),
+            },
+        },
+        None => builder.process_label(""),
+    }
+}
+
+fn thread_of(builder: &mut TraceBuilder, tid: Option<&Number<'_>>) -> ThreadId {
+    match tid {
+        Some(number) => match number.as_i64() {
+            Some(value) => ThreadId::Number(value),
+            None => match number {
+                Number::Text(label) => builder.thread_label(label),
+                _ => builder.thread_label(""),
+            },
+        },
+        None => builder.thread_label(""),
+    }
+}
+
+fn name_text<'e>(event: &'e RawEvent<'_>) -> &'e str {
+    event.name.as_ref().map_or("", |n| &n.0)
+}
+
+fn correlation_of(event: &RawEvent<'_>) -> CorrelationId {
+    let value = event
+        .args
+        .correlation
+        .as_ref()
+        .and_then(Number::as_i64)
+        .unwrap_or(0);
+    CorrelationId(u64::try_from(value).unwrap_or(0))
+}
+
+/// Stream from `args.stream`, else from a `"stream 7"` thread label, else the numeric tid.
+fn stream_of(event: &RawEvent<'_>) -> StreamId {
+    let from_args = event.args.stream.as_ref().and_then(Number::as_i64);
+    let from_tid = event.tid.as_ref().and_then(|tid| match tid {
+        Number::Text(label) => label.trim_start_matches("stream ").trim().parse().ok(),
+        other => other.as_i64(),
+    });
+    let value = from_args.or(from_tid).unwrap_or(0);
+    StreamId(u32::try_from(value).unwrap_or(0))
+}
+
+fn add_gpu_event(builder: &mut TraceBuilder, event: &RawEvent<'_>, kind: GpuEventKind) {
+    let Some(span) = span(builder, event) else {
+        return;
+    };
+    let device = event
+        .args
+        .device
+        .as_ref()
+        .or(event.pid.as_ref())
+        .and_then(Number::as_i64)
+        .and_then(|d| u32::try_from(d).ok())
+        .unwrap_or(0);
+    let graph_id = event
+        .args
+        .graph_id
+        .as_ref()
+        .and_then(Number::as_i64)
+        .and_then(|g| u64::try_from(g).ok());
+    let name = builder.intern(name_text(event));
+    builder.add_gpu_event(GpuEventRecord {
+        kind,
+        name,
+        process: span.process,
+        device,
+        stream: stream_of(event),
+        start: span.start,
+        duration: span.duration,
+        correlation: correlation_of(event),
+        graph_id,
+    });
+}
+
+fn add_runtime_call(builder: &mut TraceBuilder, event: &RawEvent<'_>) {
+    let Some(span) = span(builder, event) else {
+        return;
+    };
+    let text = name_text(event);
+    let kind = RuntimeCallKind::classify(text);
+    let name = builder.intern(text);
+    let thread = thread_of(builder, event.tid.as_ref());
+    let launched_kernel = event
+        .args
+        .kernel
+        .as_ref()
+        .map(|k: &Text<'_>| builder.intern(&k.0));
+    builder.add_runtime_call(RuntimeCallRecord {
+        kind,
+        name,
+        process: span.process,
+        thread,
+        start: span.start,
+        duration: span.duration,
+        correlation: correlation_of(event),
+        launched_kernel,
+    });
+}
+
+fn add_annotation(builder: &mut TraceBuilder, event: &RawEvent<'_>, on_gpu: bool) {
+    let Some(span) = span(builder, event) else {
+        return;
+    };
+    let name = builder.intern(name_text(event));
+    let thread = thread_of(builder, event.tid.as_ref());
+    let record = AnnotationRecord {
+        name,
+        process: span.process,
+        thread,
+        start: span.start,
+        duration: span.duration,
+    };
+    if on_gpu {
+        builder.add_gpu_annotation(record);
+    } else {
+        builder.add_annotation(record);
+    }
+}
+
+fn add_metadata_event(builder: &mut TraceBuilder, event: &RawEvent<'_>) {
+    builder.counts_mut().metadata += 1;
+    if name_text(event) == "process_name" {
+        if let Some(value) = event.args.name.as_ref() {
+            let process = process_of(builder, event.pid.as_ref());
+            builder.set_process_name(process, &value.0);
+        }
+    }
+}
+
+fn add_flow_event(builder: &mut TraceBuilder, event: &RawEvent<'_>, phase: &str) {
+    let id = event
+        .id
+        .as_ref()
+        .and_then(Number::as_i64)
+        .and_then(|v| u64::try_from(v).ok());
+    let start = event.ts.as_ref().and_then(Number::micros_to_nanos);
+    let (Some(id), Some(start)) = (id, start) else {
+        builder.stats_mut().add(
+            "flow_without_id",
+            Severity::Info,
+            "Flow events with no numeric `id` or `ts`; skipped (no analysis needs flows)",
+            1,
+        );
+        return;
+    };
+    let phase = if phase == "s" {
+        FlowPhase::Start
+    } else {
+        FlowPhase::Finish
+    };
+    let process = process_of(builder, event.pid.as_ref());
+    builder.add_flow(id, phase, process, Timestamp::from_nanos(start));
+}

@@ -1,0 +1,234 @@
+//! Kineto (PyTorch profiler) Chrome-trace JSON.
+//!
+//! Accepts an object with `traceEvents` (header keys before or after it) or a bare
+//! top-level array of events; the 2021 legacy schema (`Kernel`/`Runtime`/`Operator`
+//! categories, `"stream 7"` thread ids, `external id`); numbers written as strings.
+//! Events are deserialized one at a time from the input bytes, borrowing strings, never
+//! as a whole-document tree; large inputs are split across threads (see `scan`).
+
+mod events;
+mod header;
+mod raw;
+mod scan;
+
+use scan::{parse_array, parse_one, skip_whitespace};
+use serde_json::Value;
+use std::sync::Arc;
+use std::sync::atomic::AtomicU64;
+use stepscope_model::{Severity, TraceBuilder};
+
+pub(crate) use scan::ParseFailure;
+
+/// How to read Kineto JSON.
+#[derive(Debug, Clone, Default)]
+#[non_exhaustive]
+pub struct KinetoJsonOptions {
+    /// Threads to parse with; `0` (the default) uses every available core.
+    pub threads: usize,
+    /// Keep the events before a break in a truncated or corrupt file, and mark the
+    /// import partial, instead of failing. Default: `false`.
+    pub allow_truncated: bool,
+    /// Bytes parsed so far, for a progress bar. Default: none.
+    pub progress: Option<Arc<AtomicU64>>,
+}
+
+impl KinetoJsonOptions {
+    /// Options with `threads` parse threads (`0` = all cores).
+    pub fn with_threads(mut self, threads: usize) -> Self {
+        self.threads = threads;
+        self
+    }
+
+    /// Options that keep the events before a break.
+    pub fn with_allow_truncated(mut self, allow: bool) -> Self {
+        self.allow_truncated = allow;
+        self
+    }
+
+    /// Options that report parsed bytes into `counter`.
+    pub fn with_progress(mut self, counter: Arc<AtomicU64>) -> Self {
+        self.progress = Some(counter);
+        self
+    }
+
+    fn thread_count(&self) -> usize {
+        match self.threads {
+            0 => std::thread::available_parallelism().map_or(1, usize::from),
+            n => n,
+        }
+    }
+}
+
+/// Whether `head` (the first bytes of decompressed input) looks like a Chrome trace.
+/// `None` when more bytes are needed to tell.
+pub fn sniff(head: &[u8]) -> Option<bool> {
+    let head = head.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(head);
+    let start = skip_whitespace(head, 0);
+    match head.get(start) {
+        None => None,
+        Some(b'[') => Some(true),
+        Some(b'{') => {
+            let window = &head[start..head.len().min(start + 64 * 1024)];
+            let has = |needle: &[u8]| window.windows(needle.len()).any(|w| w == needle);
+            if has(b"\"traceEvents\"") || has(b"\"schemaVersion\"") || has(b"\"deviceProperties\"")
+            {
+                Some(true)
+            } else if head.len() < 64 * 1024 {
+                None
+            } else {
+                Some(false)
+            }
+        }
+        Some(_) => Some(false),
+    }
+}
+
+/// Reads a whole Kineto JSON document into `builder`.
+pub(crate) fn read(
+    bytes: &[u8],
+    options: &KinetoJsonOptions,
+    builder: &mut TraceBuilder,
+) -> Result<(), ParseFailure> {
+    let start = if bytes.starts_with(b"\xEF\xBB\xBF") {
+        3
+    } else {
+        0
+    };
+    let start = skip_whitespace(bytes, start);
+    let result = match bytes.get(start) {
+        Some(b'[') => read_events(bytes, start + 1, options, builder).map(|_| ()),
+        Some(b'{') => read_object(bytes, start + 1, options, builder),
+        Some(_) => Err(ParseFailure {
+            offset: start as u64,
+            message: "expected `{` or `[` at the start of a Chrome-trace JSON document".to_owned(),
+            at_end_of_input: false,
+        }),
+        None => Err(ParseFailure {
+            offset: start as u64,
+            message: "the input is empty".to_owned(),
+            at_end_of_input: true,
+        }),
+    };
+    match result {
+        Err(failure) if options.allow_truncated => {
+            mark_partial(builder, &failure);
+            Ok(())
+        }
+        other => other,
+    }
+}
+
+fn mark_partial(builder: &mut TraceBuilder, failure: &ParseFailure) {
+    let stats = builder.stats_mut();
+    stats.truncated_at_byte = Some(failure.offset);
+    stats.add(
+        "input_truncated",
+        Severity::Error,
+        "The input broke off or was corrupt; only the events before the break were read",
+        1,
+    );
+}
+
+fn read_events(
+    bytes: &[u8],
+    array_start: usize,
+    options: &KinetoJsonOptions,
+    builder: &mut TraceBuilder,
+) -> Result<usize, ParseFailure> {
+    let (events, end, failure) = parse_array(
+        bytes,
+        array_start,
+        options.thread_count(),
+        options.progress.as_deref(),
+    );
+    builder.append(events);
+    match failure {
+        Some(failure) => Err(failure),
+        None => Ok(end),
+    }
+}
+
+fn read_object(
+    bytes: &[u8],
+    mut pos: usize,
+    options: &KinetoJsonOptions,
+    builder: &mut TraceBuilder,
+) -> Result<(), ParseFailure> {
+    let mut saw_events = false;
+    loop {
+        pos = skip_whitespace(bytes, pos);
+        match bytes.get(pos) {
+            Some(b'}') => break,
+            Some(b',') => {
+                pos += 1;
+                continue;
+            }
+            None => return Err(unexpected_end(bytes)),
+            Some(_) => {}
+        }
+        let (key, after_key) = parse_one::<String>(bytes, pos)?;
+        pos = expect_colon(bytes, after_key)?;
+        if key == "traceEvents" {
+            pos = read_trace_events(bytes, pos, options, builder)?;
+            saw_events = true;
+        } else {
+            let (value, next) = parse_one::<Value>(bytes, pos)?;
+            if !header::apply_header_key(builder.metadata_mut(), &key, &value) {
+                *builder
+                    .stats_mut()
+                    .unknown_fields
+                    .entry(format!("header.{key}"))
+                    .or_default() += 1;
+            }
+            pos = next;
+        }
+    }
+    if saw_events {
+        Ok(())
+    } else {
+        Err(ParseFailure {
+            offset: pos as u64,
+            message: "the JSON object has no `traceEvents` key; is this a PyTorch profiler trace?"
+                .to_owned(),
+            at_end_of_input: false,
+        })
+    }
+}
+
+fn read_trace_events(
+    bytes: &[u8],
+    pos: usize,
+    options: &KinetoJsonOptions,
+    builder: &mut TraceBuilder,
+) -> Result<usize, ParseFailure> {
+    let pos = skip_whitespace(bytes, pos);
+    if bytes.get(pos) != Some(&b'[') {
+        return Err(ParseFailure {
+            offset: pos as u64,
+            message: "`traceEvents` is not an array".to_owned(),
+            at_end_of_input: pos >= bytes.len(),
+        });
+    }
+    read_events(bytes, pos + 1, options, builder)
+}
+
+fn expect_colon(bytes: &[u8], pos: usize) -> Result<usize, ParseFailure> {
+    let pos = skip_whitespace(bytes, pos);
+    match bytes.get(pos) {
+        Some(b':') => Ok(pos + 1),
+        None => Err(unexpected_end(bytes)),
+        Some(_) => Err(ParseFailure {
+            offset: pos as u64,
+            message: "expected `:` after a key".to_owned(),
+            at_end_of_input: false,
+        }),
+    }
+}
+
+fn unexpected_end(bytes: &[u8]) -> ParseFailure {
+    ParseFailure {
+        offset: bytes.len() as u64,
+        message: "the JSON text ends before the top-level object closes".to_owned(),
+        at_end_of_input: true,
+    }
+}

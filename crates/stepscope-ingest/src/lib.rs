@@ -1,0 +1,130 @@
+//! Trace readers for stepscope: one module per profiler format, all writing the
+//! [`stepscope_model`] event model through a [`TraceBuilder`].
+//!
+//! Today: Kineto (PyTorch profiler) Chrome-trace JSON, plain, gzip or zstd.
+//!
+//! ```no_run
+//! use stepscope_ingest::{read_trace_file, ReadOptions};
+//!
+//! let trace = read_trace_file("trace.json.gz".as_ref(), &ReadOptions::default())?;
+//! println!("{} GPU events", trace.gpu.len());
+//! # Ok::<(), stepscope_ingest::IngestError>(())
+//! ```
+#![warn(missing_docs)]
+
+mod error;
+pub mod kineto_json;
+mod source;
+
+pub use error::IngestError;
+pub use kineto_json::KinetoJsonOptions;
+pub use source::Compression;
+
+use std::path::Path;
+use stepscope_model::{Severity, Trace, TraceBuilder};
+
+/// The formats stepscope reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum TraceFormat {
+    /// PyTorch profiler (Kineto) Chrome-trace JSON.
+    KinetoJson,
+}
+
+impl TraceFormat {
+    /// Every format, in sniffing order.
+    pub const ALL: [TraceFormat; 1] = [TraceFormat::KinetoJson];
+
+    /// Whether `head` (decompressed) looks like this format; `None` when unsure.
+    pub fn sniff(self, head: &[u8]) -> Option<bool> {
+        match self {
+            TraceFormat::KinetoJson => kineto_json::sniff(head),
+        }
+    }
+
+    /// The first format whose sniffer accepts `head`.
+    pub fn detect(head: &[u8]) -> Option<TraceFormat> {
+        Self::ALL
+            .into_iter()
+            .find(|format| format.sniff(head) != Some(false))
+    }
+}
+
+/// How to read a trace file.
+#[derive(Debug, Clone, Default)]
+#[non_exhaustive]
+pub struct ReadOptions {
+    /// Kineto JSON reader settings.
+    pub kineto: KinetoJsonOptions,
+}
+
+impl ReadOptions {
+    /// Options with the given Kineto settings.
+    pub fn with_kineto(mut self, kineto: KinetoJsonOptions) -> Self {
+        self.kineto = kineto;
+        self
+    }
+}
+
+/// Reads one trace file, detecting compression and format from its content.
+pub fn read_trace_file(path: &Path, options: &ReadOptions) -> Result<Trace, IngestError> {
+    let io_error = |source| IngestError::Io {
+        path: path.to_owned(),
+        source,
+    };
+    let file = fs_err::File::open(path).map_err(io_error)?;
+    let mapped = source::map_file(file.file()).map_err(io_error)?;
+    let compression = Compression::detect(&mapped);
+    let mut partial_inflate = None;
+    let bytes = if compression == Compression::None {
+        mapped
+    } else {
+        let (inflated, failure) = source::inflate(&mapped, compression);
+        if let Some(failure) = failure {
+            if !options.kineto.allow_truncated {
+                return Err(IngestError::Decompress {
+                    path: path.to_owned(),
+                    compressed_offset: failure.compressed_offset,
+                    decompressed_bytes: inflated.len() as u64,
+                    source: failure.source,
+                });
+            }
+            partial_inflate = Some(failure.compressed_offset);
+        }
+        source::Bytes::Owned(inflated)
+    };
+    read_trace_bytes(&bytes, options)
+        .map(|mut trace| {
+            if let Some(offset) = partial_inflate {
+                mark_inflate_partial(&mut trace, offset);
+            }
+            trace
+        })
+        .map_err(|failure| failure.with_path(path))
+}
+
+fn mark_inflate_partial(trace: &mut Trace, compressed_offset: u64) {
+    trace
+        .stats
+        .truncated_at_byte
+        .get_or_insert(compressed_offset);
+    trace.stats.add(
+        "compressed_input_truncated",
+        Severity::Error,
+        "The compressed stream broke off or was corrupt; only the events before the break were read",
+        1,
+    );
+}
+
+/// Reads a whole trace from decompressed bytes.
+pub fn read_trace_bytes(bytes: &[u8], options: &ReadOptions) -> Result<Trace, IngestError> {
+    match TraceFormat::detect(bytes) {
+        Some(TraceFormat::KinetoJson) => {
+            let mut builder = TraceBuilder::new();
+            kineto_json::read(bytes, &options.kineto, &mut builder)
+                .map_err(IngestError::from_parse_failure)?;
+            Ok(builder.finish())
+        }
+        None => Err(IngestError::UnknownFormat { path: None }),
+    }
+}

@@ -1,0 +1,255 @@
+//! Column-wise event tables: one `Vec` per field, one row per event.
+
+use crate::{
+    CorrelationId, Duration, NameId, ProcessId, RuntimeCallKind, StreamId, ThreadId, Timestamp,
+};
+
+/// What a GPU event moved or computed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum GpuEventKind {
+    /// A compute kernel.
+    Kernel,
+    /// A memory copy.
+    Memcpy,
+    /// A memory fill.
+    Memset,
+}
+
+impl GpuEventKind {
+    /// A short stable name for reports.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Kernel => "kernel",
+            Self::Memcpy => "memcpy",
+            Self::Memset => "memset",
+        }
+    }
+}
+
+/// One GPU event, as an importer hands it to the builder.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct GpuEventRecord {
+    /// Kernel, memcpy or memset.
+    pub kind: GpuEventKind,
+    /// Interned kernel or operation name.
+    pub name: NameId,
+    /// Process lane the profiler filed it under.
+    pub process: ProcessId,
+    /// Device index.
+    pub device: u32,
+    /// Stream (queue) on the device.
+    pub stream: StreamId,
+    /// Start on the GPU.
+    pub start: Timestamp,
+    /// Length.
+    pub duration: Duration,
+    /// Correlation with the host call that launched it.
+    pub correlation: CorrelationId,
+    /// CUDA graph id (`graph id` arg, Kineto ≥ 2026-02), where the profiler wrote one.
+    pub graph_id: Option<u64>,
+}
+
+/// GPU events (kernels, memcpys, memsets), column-wise.
+#[derive(Debug, Default, Clone)]
+#[allow(missing_docs)] // each column is documented on `GpuEventRecord`
+pub struct GpuEvents {
+    pub kind: Vec<GpuEventKind>,
+    pub name: Vec<NameId>,
+    pub process: Vec<ProcessId>,
+    pub device: Vec<u32>,
+    pub stream: Vec<StreamId>,
+    pub start: Vec<Timestamp>,
+    pub duration: Vec<Duration>,
+    pub correlation: Vec<CorrelationId>,
+    pub graph_id: Vec<Option<u64>>,
+}
+
+impl GpuEvents {
+    /// Number of rows.
+    pub fn len(&self) -> usize {
+        self.start.len()
+    }
+
+    /// Whether there are no rows.
+    pub fn is_empty(&self) -> bool {
+        self.start.is_empty()
+    }
+
+    /// End of row `row`.
+    pub fn end(&self, row: usize) -> Timestamp {
+        self.start[row] + self.duration[row]
+    }
+
+    pub(crate) fn push(&mut self, event: GpuEventRecord) {
+        self.kind.push(event.kind);
+        self.name.push(event.name);
+        self.process.push(event.process);
+        self.device.push(event.device);
+        self.stream.push(event.stream);
+        self.start.push(event.start);
+        self.duration.push(event.duration);
+        self.correlation.push(event.correlation);
+        self.graph_id.push(event.graph_id);
+    }
+
+    /// Row `row` as a record.
+    pub fn get(&self, row: usize) -> GpuEventRecord {
+        GpuEventRecord {
+            kind: self.kind[row],
+            name: self.name[row],
+            process: self.process[row],
+            device: self.device[row],
+            stream: self.stream[row],
+            start: self.start[row],
+            duration: self.duration[row],
+            correlation: self.correlation[row],
+            graph_id: self.graph_id[row],
+        }
+    }
+}
+
+/// One host runtime/driver call.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RuntimeCallRecord {
+    /// What the call does.
+    pub kind: RuntimeCallKind,
+    /// Interned API name.
+    pub name: NameId,
+    /// Calling process.
+    pub process: ProcessId,
+    /// Calling thread.
+    pub thread: ThreadId,
+    /// Start on the host.
+    pub start: Timestamp,
+    /// Length.
+    pub duration: Duration,
+    /// Correlation with the GPU work it launched.
+    pub correlation: CorrelationId,
+    /// Kernel name the call launched, when the profiler wrote it (HIP's `kernel` arg).
+    pub launched_kernel: Option<NameId>,
+}
+
+/// Host runtime/driver calls, column-wise.
+#[derive(Debug, Default, Clone)]
+#[allow(missing_docs)] // each column is documented on `RuntimeCallRecord`
+pub struct RuntimeCalls {
+    pub kind: Vec<RuntimeCallKind>,
+    pub name: Vec<NameId>,
+    pub process: Vec<ProcessId>,
+    pub thread: Vec<ThreadId>,
+    pub start: Vec<Timestamp>,
+    pub duration: Vec<Duration>,
+    pub correlation: Vec<CorrelationId>,
+    pub launched_kernel: Vec<Option<NameId>>,
+}
+
+impl RuntimeCalls {
+    /// Number of rows.
+    pub fn len(&self) -> usize {
+        self.start.len()
+    }
+
+    /// Whether there are no rows.
+    pub fn is_empty(&self) -> bool {
+        self.start.is_empty()
+    }
+
+    /// End of row `row`.
+    pub fn end(&self, row: usize) -> Timestamp {
+        self.start[row] + self.duration[row]
+    }
+
+    pub(crate) fn push(&mut self, call: RuntimeCallRecord) {
+        self.kind.push(call.kind);
+        self.name.push(call.name);
+        self.process.push(call.process);
+        self.thread.push(call.thread);
+        self.start.push(call.start);
+        self.duration.push(call.duration);
+        self.correlation.push(call.correlation);
+        self.launched_kernel.push(call.launched_kernel);
+    }
+}
+
+/// One annotation span (`user_annotation` on the host, `gpu_user_annotation` on a device).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct AnnotationRecord {
+    /// Interned label, e.g. `step[DECODE bs=32]`.
+    pub name: NameId,
+    /// Process it was recorded in.
+    pub process: ProcessId,
+    /// Thread (or GPU lane) it was recorded on.
+    pub thread: ThreadId,
+    /// Start.
+    pub start: Timestamp,
+    /// Length.
+    pub duration: Duration,
+}
+
+/// Annotation spans, column-wise.
+#[derive(Debug, Default, Clone)]
+#[allow(missing_docs)] // each column is documented on `AnnotationRecord`
+pub struct Annotations {
+    pub name: Vec<NameId>,
+    pub process: Vec<ProcessId>,
+    pub thread: Vec<ThreadId>,
+    pub start: Vec<Timestamp>,
+    pub duration: Vec<Duration>,
+}
+
+impl Annotations {
+    /// Number of rows.
+    pub fn len(&self) -> usize {
+        self.start.len()
+    }
+
+    /// Whether there are no rows.
+    pub fn is_empty(&self) -> bool {
+        self.start.is_empty()
+    }
+
+    /// End of row `row`.
+    pub fn end(&self, row: usize) -> Timestamp {
+        self.start[row] + self.duration[row]
+    }
+
+    pub(crate) fn push(&mut self, span: AnnotationRecord) {
+        self.name.push(span.name);
+        self.process.push(span.process);
+        self.thread.push(span.thread);
+        self.start.push(span.start);
+        self.duration.push(span.duration);
+    }
+}
+
+/// Which end of a flow arrow an event is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum FlowPhase {
+    /// `ph: "s"`.
+    Start,
+    /// `ph: "f"`.
+    Finish,
+}
+
+/// Flow events (`ac2g` arrows). Kept for completeness; no analysis depends on them,
+/// since some real traces lack them.
+#[derive(Debug, Default, Clone)]
+#[allow(missing_docs)]
+pub struct Flows {
+    pub id: Vec<u64>,
+    pub phase: Vec<FlowPhase>,
+    pub process: Vec<ProcessId>,
+    pub start: Vec<Timestamp>,
+}
+
+impl Flows {
+    /// Number of rows.
+    pub fn len(&self) -> usize {
+        self.id.len()
+    }
+
+    /// Whether there are no rows.
+    pub fn is_empty(&self) -> bool {
+        self.id.is_empty()
+    }
+}

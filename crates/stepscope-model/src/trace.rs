@@ -1,0 +1,276 @@
+//! One trace file's events, ready for analysis, and the builder importers write through.
+
+use crate::{
+    AnnotationRecord, Annotations, FlowPhase, Flows, GpuEventRecord, GpuEvents, ImportStats,
+    Interner, NameId, ProcessId, RuntimeCallRecord, RuntimeCalls, ThreadId, Timestamp,
+    TraceMetadata,
+};
+use rustc_hash::FxHashMap;
+
+/// How a process was named in the trace.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum ProcessKey {
+    /// A numeric pid (an OS process, or a device index for GPU lanes).
+    Number(i64),
+    /// A label such as `"Spans"` or `"GPU2"`.
+    Label(NameId),
+}
+
+/// Event totals seen while reading, whatever was kept.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct EventCounts {
+    /// Every entry of the event list, any phase.
+    pub events: u64,
+    /// CPU operator events (`cpu_op`, `Operator`); counted, not stored.
+    pub cpu_ops: u64,
+    /// Python function events; counted, not stored.
+    pub python_functions: u64,
+    /// Metadata (`ph: "M"`) events.
+    pub metadata: u64,
+}
+
+impl EventCounts {
+    fn merge(&mut self, other: &EventCounts) {
+        self.events += other.events;
+        self.cpu_ops += other.cpu_ops;
+        self.python_functions += other.python_functions;
+        self.metadata += other.metadata;
+    }
+}
+
+/// A whole trace: interned names, processes, and one columnar table per event kind.
+#[derive(Debug, Default, Clone)]
+pub struct Trace {
+    /// Interned strings.
+    pub names: Interner,
+    /// Process keys, indexed by [`ProcessId`].
+    pub processes: Vec<ProcessKey>,
+    /// Process names from `process_name` metadata, indexed by [`ProcessId`].
+    pub process_names: Vec<Option<NameId>>,
+    /// Kernels, memcpys and memsets.
+    pub gpu: GpuEvents,
+    /// Host runtime/driver calls.
+    pub runtime: RuntimeCalls,
+    /// Host-side annotation spans (`user_annotation`).
+    pub annotations: Annotations,
+    /// Device-side mirrors of annotations (`gpu_user_annotation`).
+    pub gpu_annotations: Annotations,
+    /// Flow arrows.
+    pub flows: Flows,
+    /// Header facts.
+    pub metadata: TraceMetadata,
+    /// Totals seen while reading.
+    pub counts: EventCounts,
+    /// What the importer skipped or did not understand.
+    pub stats: ImportStats,
+}
+
+impl Trace {
+    /// The string behind a name id.
+    pub fn name(&self, id: NameId) -> &str {
+        self.names.resolve(id)
+    }
+
+    /// The earliest and latest time of any stored event, if there is one.
+    pub fn time_range(&self) -> Option<(Timestamp, Timestamp)> {
+        let starts = self
+            .gpu
+            .start
+            .iter()
+            .chain(&self.runtime.start)
+            .chain(&self.annotations.start);
+        let first = starts.min().copied()?;
+        let ends = (0..self.gpu.len())
+            .map(|i| self.gpu.end(i))
+            .chain((0..self.runtime.len()).map(|i| self.runtime.end(i)))
+            .chain((0..self.annotations.len()).map(|i| self.annotations.end(i)));
+        Some((first, ends.max().unwrap_or(first)))
+    }
+}
+
+/// Importers write a [`Trace`] through this.
+#[derive(Debug, Default)]
+pub struct TraceBuilder {
+    trace: Trace,
+    process_lookup: FxHashMap<ProcessKey, ProcessId>,
+}
+
+impl TraceBuilder {
+    /// An empty builder.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Interns a string.
+    pub fn intern(&mut self, name: &str) -> NameId {
+        self.trace.names.intern(name)
+    }
+
+    /// The id of a numeric process, adding it when new.
+    pub fn process_number(&mut self, pid: i64) -> ProcessId {
+        self.process(ProcessKey::Number(pid))
+    }
+
+    /// The id of a labelled process, adding it when new.
+    pub fn process_label(&mut self, label: &str) -> ProcessId {
+        let name = self.intern(label);
+        self.process(ProcessKey::Label(name))
+    }
+
+    fn process(&mut self, key: ProcessKey) -> ProcessId {
+        if let Some(&id) = self.process_lookup.get(&key) {
+            return id;
+        }
+        let id = ProcessId::from_index(self.trace.processes.len());
+        self.trace.processes.push(key);
+        self.trace.process_names.push(None);
+        self.process_lookup.insert(key, id);
+        id
+    }
+
+    /// Records a `process_name` metadata event.
+    pub fn set_process_name(&mut self, process: ProcessId, name: &str) {
+        let name = self.intern(name);
+        self.trace.process_names[process.index()] = Some(name);
+    }
+
+    /// A thread label, interned.
+    pub fn thread_label(&mut self, label: &str) -> ThreadId {
+        ThreadId::Label(self.intern(label))
+    }
+
+    /// Adds a kernel, memcpy or memset.
+    pub fn add_gpu_event(&mut self, event: GpuEventRecord) {
+        self.trace.gpu.push(event);
+    }
+
+    /// Adds a host runtime/driver call.
+    pub fn add_runtime_call(&mut self, call: RuntimeCallRecord) {
+        self.trace.runtime.push(call);
+    }
+
+    /// Adds a host annotation span.
+    pub fn add_annotation(&mut self, span: AnnotationRecord) {
+        self.trace.annotations.push(span);
+    }
+
+    /// Adds a device-side annotation span.
+    pub fn add_gpu_annotation(&mut self, span: AnnotationRecord) {
+        self.trace.gpu_annotations.push(span);
+    }
+
+    /// Adds one end of a flow arrow.
+    pub fn add_flow(&mut self, id: u64, phase: FlowPhase, process: ProcessId, start: Timestamp) {
+        let flows = &mut self.trace.flows;
+        flows.id.push(id);
+        flows.phase.push(phase);
+        flows.process.push(process);
+        flows.start.push(start);
+    }
+
+    /// Header facts, to fill in.
+    pub fn metadata_mut(&mut self) -> &mut TraceMetadata {
+        &mut self.trace.metadata
+    }
+
+    /// Event totals, to fill in.
+    pub fn counts_mut(&mut self) -> &mut EventCounts {
+        &mut self.trace.counts
+    }
+
+    /// Import statistics, to fill in.
+    pub fn stats_mut(&mut self) -> &mut ImportStats {
+        &mut self.trace.stats
+    }
+
+    /// Appends everything `other` built after what `self` holds, remapping its ids.
+    /// Used to join the pieces of a trace read in parallel, in file order.
+    pub fn append(&mut self, other: TraceBuilder) {
+        let other = other.trace;
+        let names: Vec<NameId> = other.names.iter().map(|(_, s)| self.intern(s)).collect();
+        let map_name = |id: NameId| names[id.index()];
+        let processes: Vec<ProcessId> = other
+            .processes
+            .iter()
+            .map(|&key| self.process(remap_key(key, &names)))
+            .collect();
+        for (index, name) in other.process_names.iter().enumerate() {
+            if let Some(name) = name {
+                self.trace.process_names[processes[index].index()] = Some(map_name(*name));
+            }
+        }
+        let map_thread = |t: ThreadId| match t {
+            ThreadId::Label(n) => ThreadId::Label(map_name(n)),
+            number => number,
+        };
+        for row in 0..other.gpu.len() {
+            let mut event = other.gpu.get(row);
+            event.name = map_name(event.name);
+            event.process = processes[event.process.index()];
+            self.trace.gpu.push(event);
+        }
+        append_runtime(
+            &mut self.trace.runtime,
+            &other.runtime,
+            &processes,
+            map_name,
+            map_thread,
+        );
+        for (target, source) in [
+            (&mut self.trace.annotations, &other.annotations),
+            (&mut self.trace.gpu_annotations, &other.gpu_annotations),
+        ] {
+            for row in 0..source.len() {
+                target.push(AnnotationRecord {
+                    name: map_name(source.name[row]),
+                    process: processes[source.process[row].index()],
+                    thread: map_thread(source.thread[row]),
+                    start: source.start[row],
+                    duration: source.duration[row],
+                });
+            }
+        }
+        let flows = &mut self.trace.flows;
+        flows.id.extend(&other.flows.id);
+        flows.phase.extend(&other.flows.phase);
+        flows
+            .process
+            .extend(other.flows.process.iter().map(|p| processes[p.index()]));
+        flows.start.extend(&other.flows.start);
+        self.trace.counts.merge(&other.counts);
+        self.trace.stats.merge(other.stats);
+    }
+
+    /// The finished trace.
+    pub fn finish(self) -> Trace {
+        self.trace
+    }
+}
+
+fn remap_key(key: ProcessKey, names: &[NameId]) -> ProcessKey {
+    match key {
+        ProcessKey::Label(n) => ProcessKey::Label(names[n.index()]),
+        number => number,
+    }
+}
+
+fn append_runtime(
+    target: &mut RuntimeCalls,
+    source: &RuntimeCalls,
+    processes: &[ProcessId],
+    map_name: impl Fn(NameId) -> NameId,
+    map_thread: impl Fn(ThreadId) -> ThreadId,
+) {
+    for row in 0..source.len() {
+        target.push(RuntimeCallRecord {
+            kind: source.kind[row],
+            name: map_name(source.name[row]),
+            process: processes[source.process[row].index()],
+            thread: map_thread(source.thread[row]),
+            start: source.start[row],
+            duration: source.duration[row],
+            correlation: source.correlation[row],
+            launched_kernel: source.launched_kernel[row].map(&map_name),
+        });
+    }
+}
