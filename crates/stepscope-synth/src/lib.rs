@@ -1,1 +1,22 @@
-//! placeholder
+//! Synthetic and derived Kineto (PyTorch profiler) Chrome-trace documents.
+//!
+//! - [`demo`] writes the built-in example: an SGLang-style trace of an LLM server on ROCm,
+//!   complete or with the ROCm replay-loss symptom, together with the facts it was built from.
+//! - [`tile`] repeats a real trace N times in time (for the GB-scale parse benchmark).
+//! - [`removal`] deletes a graph replay's kernels from a real trace, to make the symptom
+//!   from real files inside tests (no public trace shows it).
+//!
+//! Nothing here prints; the `tile-trace` binary is the only writer to the terminal.
+
+#![warn(missing_docs)]
+
+pub mod demo;
+mod error;
+mod io;
+mod json_util;
+pub mod removal;
+mod rng;
+pub mod tile;
+
+pub use error::SynthError;
+pub use io::{is_gzip, read_trace_bytes};

@@ -1,1 +1,35 @@
-fn main() {}
+//! `stepscope`: check that every CUDA/HIP graph replay was recorded, and read LLM-serving
+//! profiles fast. The binary only parses arguments and reports errors; the work is in the
+//! library crates.
+
+mod cli;
+mod commands;
+mod output;
+
+use clap::Parser;
+use std::process::ExitCode;
+
+/// Exit codes, distinct so pipelines can tell them apart.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    /// Done.
+    Success,
+    /// A bad input or usage (2).
+    InputError,
+    /// `--fail-on-incomplete` and replays are missing (3).
+    VerdictFailed,
+}
+
+fn main() -> ExitCode {
+    let cli = cli::Cli::parse();
+    match commands::run(cli) {
+        Ok(Outcome::Success) => ExitCode::SUCCESS,
+        Ok(Outcome::InputError) => ExitCode::from(2),
+        Ok(Outcome::VerdictFailed) => ExitCode::from(3),
+        Err(error) if output::is_broken_pipe(&error) => ExitCode::SUCCESS,
+        Err(error) => {
+            output::print_error(&error);
+            ExitCode::from(1)
+        }
+    }
+}

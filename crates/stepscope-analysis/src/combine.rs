@@ -1,0 +1,101 @@
+//! Combining per-rank results into one view.
+
+use crate::passes::replay_coverage::{CoverageTotals, Verdict};
+use crate::passes::stage_breakdown::{StageBreakdown, StageKey, StageSummary, TimeRow};
+use rustc_hash::FxHashMap;
+use stepscope_model::Duration;
+
+/// Sums coverage counts over ranks.
+pub fn combine_totals<'a>(totals: impl IntoIterator<Item = &'a CoverageTotals>) -> CoverageTotals {
+    let mut sum = CoverageTotals::default();
+    for t in totals {
+        sum.replays += t.replays;
+        sum.recorded_replays += t.recorded_replays;
+        sum.complete_replays += t.complete_replays;
+        sum.short_replays += t.short_replays;
+        sum.empty_replays += t.empty_replays;
+        sum.order_mismatches += t.order_mismatches;
+        sum.deferred_replays += t.deferred_replays;
+        sum.recorded_nodes += t.recorded_nodes;
+        sum.expected_nodes += t.expected_nodes;
+        sum.unknown_expected += t.unknown_expected;
+        sum.recorded_time = sum.recorded_time + t.recorded_time;
+        sum.missing_time = sum.missing_time + t.missing_time;
+    }
+    sum
+}
+
+/// The worst verdict: incomplete over complete over no-replays.
+pub fn combine_verdicts(verdicts: impl IntoIterator<Item = Verdict>) -> Verdict {
+    let rank = |v: Verdict| match v {
+        Verdict::Incomplete => 2,
+        Verdict::Complete => 1,
+        Verdict::NoReplays => 0,
+    };
+    verdicts
+        .into_iter()
+        .max_by_key(|v| rank(*v))
+        .unwrap_or(Verdict::NoReplays)
+}
+
+/// Sums stage breakdowns over ranks: times and counts add, rows merge by name.
+pub fn combine_breakdowns<'a>(
+    parts: impl IntoIterator<Item = &'a StageBreakdown>,
+) -> Option<StageBreakdown> {
+    let mut parts = parts.into_iter().peekable();
+    let method = parts.peek()?.method;
+    let mut stages: FxHashMap<StageKey, StageSummary> = FxHashMap::default();
+    let (mut total, mut unassigned) = (Duration::ZERO, Duration::ZERO);
+    for part in parts {
+        total = total + part.total_gpu_time;
+        unassigned = unassigned + part.unassigned_time;
+        for stage in &part.stages {
+            match stages.get_mut(&stage.stage) {
+                Some(sum) => add_stage(sum, stage),
+                None => {
+                    stages.insert(stage.stage, stage.clone());
+                }
+            }
+        }
+    }
+    let mut stages: Vec<StageSummary> = stages.into_values().collect();
+    stages.sort_by_key(|s| s.stage);
+    Some(StageBreakdown {
+        method,
+        stages,
+        total_gpu_time: total,
+        unassigned_time: unassigned,
+    })
+}
+
+fn add_stage(sum: &mut StageSummary, part: &StageSummary) {
+    sum.steps += part.steps;
+    sum.events += part.events;
+    sum.gpu_time = sum.gpu_time + part.gpu_time;
+    sum.busy_time = sum.busy_time + part.busy_time;
+    sum.window = sum.window + part.window;
+    sum.idle_time = sum.idle_time + part.idle_time;
+    merge_rows(&mut sum.categories, &part.categories);
+    merge_rows(&mut sum.kernels, &part.kernels);
+}
+
+fn merge_rows(sum: &mut Vec<TimeRow>, part: &[TimeRow]) {
+    let mut index: FxHashMap<String, usize> = sum
+        .iter()
+        .enumerate()
+        .map(|(i, r)| (r.name.clone(), i))
+        .collect();
+    for row in part {
+        match index.get(&row.name) {
+            Some(&i) => {
+                sum[i].events += row.events;
+                sum[i].time = sum[i].time + row.time;
+            }
+            None => {
+                index.insert(row.name.clone(), sum.len());
+                sum.push(row.clone());
+            }
+        }
+    }
+    sum.sort_by(|a, b| b.time.cmp(&a.time).then_with(|| a.name.cmp(&b.name)));
+}

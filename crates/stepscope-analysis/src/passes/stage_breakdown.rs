@@ -1,0 +1,327 @@
+//! Stage breakdown: where GPU time goes in prefill and in decode, by kernel category and
+//! by kernel name.
+//!
+//! What it computes: each GPU event is assigned to the step whose host span contains its
+//! launch (graph kernels through their graph launch), hence to a stage. Per stage: steps,
+//! GPU time (sum of event durations), busy time (union of event intervals per device),
+//! idle time inside the stage's step windows, time and share per category and per kernel.
+//! Without step annotations, replayed kernels count as decode and the rest stays
+//! unassigned; the share that could not be assigned is always reported.
+//! Why it matters: decode is usually the target of optimisation, and its per-op shares
+//! differ from prefill's; one mixed table answers neither question.
+//! Example: decode 71 % GEMM, 12 % attention; prefill 58 % GEMM, 30 % attention.
+
+use super::kernel_categories::{CategorizedNames, KernelCategories};
+use super::launch_links::LaunchLinks;
+use super::steps::{Stage, Steps};
+use rustc_hash::FxHashMap;
+use stepscope_model::{Duration, NameId, RuntimeCallKind, Timestamp, Trace};
+
+/// A stage, or work no step could claim.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum StageKey {
+    /// One of the framework's stages.
+    Stage(Stage),
+    /// Not inside any step.
+    Unassigned,
+}
+
+impl StageKey {
+    /// Lower-case name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StageKey::Stage(stage) => stage.as_str(),
+            StageKey::Unassigned => "unassigned",
+        }
+    }
+}
+
+/// How events were assigned to stages.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AssignmentMethod {
+    /// Through step annotations.
+    StepAnnotations,
+    /// No annotations: graph replays count as decode, the rest is unassigned.
+    ReplaysAsDecode,
+}
+
+/// Time of one category or kernel within a stage.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TimeRow {
+    /// Category name, or kernel name.
+    pub name: String,
+    /// Category of the kernel (for kernel rows; equal to `name` for category rows).
+    pub category: String,
+    /// GPU events.
+    pub events: u64,
+    /// Sum of durations.
+    pub time: Duration,
+}
+
+/// One stage's numbers.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StageSummary {
+    /// The stage.
+    pub stage: StageKey,
+    /// Steps of this stage.
+    pub steps: u32,
+    /// GPU events.
+    pub events: u64,
+    /// Sum of GPU event durations.
+    pub gpu_time: Duration,
+    /// Union of GPU event intervals, per device, summed over devices.
+    pub busy_time: Duration,
+    /// From each step's first GPU event start to its last end, summed over steps.
+    pub window: Duration,
+    /// `window − busy`, at least zero.
+    pub idle_time: Duration,
+    /// Per category, by time descending, categories with no time left out.
+    pub categories: Vec<TimeRow>,
+    /// Per kernel name, by time descending (all of them; reports cut to top N).
+    pub kernels: Vec<TimeRow>,
+}
+
+/// The breakdown of one trace.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StageBreakdown {
+    /// How events were assigned.
+    pub method: AssignmentMethod,
+    /// Stages with any events (or steps), prefill, decode, mixed, other, unassigned.
+    pub stages: Vec<StageSummary>,
+    /// Sum of all GPU event durations.
+    pub total_gpu_time: Duration,
+    /// Time of events no step claimed.
+    pub unassigned_time: Duration,
+}
+
+impl StageBreakdown {
+    /// Share of GPU time no step claimed.
+    pub fn unassigned_share(&self) -> f64 {
+        let total = self.total_gpu_time.as_nanos();
+        if total == 0 {
+            0.0
+        } else {
+            self.unassigned_time.as_nanos() as f64 / total as f64
+        }
+    }
+}
+
+/// Inputs besides the trace.
+#[derive(Debug, Clone, Copy)]
+pub struct BreakdownInputs<'a> {
+    /// Launch links.
+    pub links: &'a LaunchLinks,
+    /// Steps.
+    pub steps: &'a Steps,
+    /// Category table.
+    pub table: &'a KernelCategories,
+    /// Category of every name.
+    pub categories: &'a CategorizedNames,
+}
+
+/// The step (if any) of every GPU event.
+pub fn event_steps(trace: &Trace, links: &LaunchLinks, steps: &Steps) -> Vec<Option<u32>> {
+    let runtime = &trace.runtime;
+    links
+        .launcher
+        .iter()
+        .map(|launcher| {
+            let call = (*launcher)? as usize;
+            steps
+                .containing(runtime.process[call], runtime.start[call])
+                .map(|s| s as u32)
+        })
+        .collect()
+}
+
+/// Computes the per-stage breakdown.
+pub fn stage_breakdown(trace: &Trace, inputs: BreakdownInputs<'_>) -> StageBreakdown {
+    let method = if inputs.steps.steps.is_empty() {
+        AssignmentMethod::ReplaysAsDecode
+    } else {
+        AssignmentMethod::StepAnnotations
+    };
+    let steps_of = event_steps(trace, inputs.links, inputs.steps);
+    let stage_of = |row: usize| -> StageKey {
+        match (method, steps_of[row]) {
+            (AssignmentMethod::StepAnnotations, Some(step)) => {
+                StageKey::Stage(inputs.steps.steps[step as usize].label.stage)
+            }
+            (AssignmentMethod::ReplaysAsDecode, _) if is_replayed(trace, inputs.links, row) => {
+                StageKey::Stage(Stage::Decode)
+            }
+            _ => StageKey::Unassigned,
+        }
+    };
+    let mut accumulators: FxHashMap<StageKey, Accumulator> = FxHashMap::default();
+    for (row, step) in steps_of.iter().enumerate() {
+        accumulators
+            .entry(stage_of(row))
+            .or_default()
+            .add(trace, row, *step);
+    }
+    for step in &inputs.steps.steps {
+        accumulators
+            .entry(StageKey::Stage(step.label.stage))
+            .or_default()
+            .steps += 1;
+    }
+    let mut stages: Vec<StageSummary> = accumulators
+        .into_iter()
+        .map(|(key, acc)| acc.finish(key, trace, inputs))
+        .collect();
+    stages.sort_by_key(|s| s.stage);
+    let total_gpu_time = trace.gpu.duration.iter().copied().sum();
+    let unassigned_time = stages
+        .iter()
+        .filter(|s| s.stage == StageKey::Unassigned)
+        .map(|s| s.gpu_time)
+        .sum();
+    StageBreakdown {
+        method,
+        stages,
+        total_gpu_time,
+        unassigned_time,
+    }
+}
+
+fn is_replayed(trace: &Trace, links: &LaunchLinks, row: usize) -> bool {
+    links.launcher[row]
+        .is_some_and(|call| trace.runtime.kind[call as usize] == RuntimeCallKind::GraphLaunch)
+}
+
+#[derive(Default)]
+struct Accumulator {
+    steps: u32,
+    events: u64,
+    gpu_time: Duration,
+    by_name: FxHashMap<NameId, (u64, Duration)>,
+    /// (device, start, end) of every event, for busy time.
+    intervals: Vec<(u32, Timestamp, Timestamp)>,
+    /// Per step: first start and last end.
+    step_spans: FxHashMap<u32, (Timestamp, Timestamp)>,
+}
+
+impl Accumulator {
+    fn add(&mut self, trace: &Trace, row: usize, step: Option<u32>) {
+        let gpu = &trace.gpu;
+        let (start, end) = (gpu.start[row], gpu.end(row));
+        self.events += 1;
+        self.gpu_time = self.gpu_time + gpu.duration[row];
+        let entry = self.by_name.entry(gpu.name[row]).or_default();
+        entry.0 += 1;
+        entry.1 = entry.1 + gpu.duration[row];
+        self.intervals.push((gpu.device[row], start, end));
+        if let Some(step) = step {
+            let span = self.step_spans.entry(step).or_insert((start, end));
+            span.0 = span.0.min(start);
+            span.1 = span.1.max(end);
+        }
+    }
+
+    fn finish(
+        mut self,
+        stage: StageKey,
+        trace: &Trace,
+        inputs: BreakdownInputs<'_>,
+    ) -> StageSummary {
+        let busy_time = union_length(&mut self.intervals);
+        let window = if self.step_spans.is_empty() {
+            span_length(&self.intervals)
+        } else {
+            self.step_spans.values().map(|(s, e)| *e - *s).sum()
+        };
+        let names = inputs.table.names();
+        let mut categories: Vec<TimeRow> = Vec::new();
+        let mut category_rows: FxHashMap<usize, usize> = FxHashMap::default();
+        let mut kernels: Vec<TimeRow> = Vec::with_capacity(self.by_name.len());
+        for (name, (events, time)) in &self.by_name {
+            let category = &names[inputs.categories.by_name[name.index()].0 as usize];
+            let index = *category_rows
+                .entry(inputs.categories.by_name[name.index()].0 as usize)
+                .or_insert_with(|| {
+                    categories.push(TimeRow {
+                        name: category.clone(),
+                        category: category.clone(),
+                        events: 0,
+                        time: Duration::ZERO,
+                    });
+                    categories.len() - 1
+                });
+            categories[index].events += events;
+            categories[index].time = categories[index].time + *time;
+            kernels.push(TimeRow {
+                name: trace.name(*name).to_owned(),
+                category: category.clone(),
+                events: *events,
+                time: *time,
+            });
+        }
+        sort_rows(&mut categories);
+        sort_rows(&mut kernels);
+        StageSummary {
+            stage,
+            steps: self.steps,
+            events: self.events,
+            gpu_time: self.gpu_time,
+            busy_time,
+            window,
+            idle_time: (window - busy_time).clamp_non_negative(),
+            categories,
+            kernels,
+        }
+    }
+}
+
+/// By time descending, then name, so output is stable.
+fn sort_rows(rows: &mut [TimeRow]) {
+    rows.sort_by(|a, b| b.time.cmp(&a.time).then_with(|| a.name.cmp(&b.name)));
+}
+
+fn span_length(intervals: &[(u32, Timestamp, Timestamp)]) -> Duration {
+    let start = intervals.iter().map(|i| i.1).min();
+    let end = intervals.iter().map(|i| i.2).max();
+    match (start, end) {
+        (Some(s), Some(e)) => e - s,
+        _ => Duration::ZERO,
+    }
+}
+
+/// Length of the union of intervals, per device, summed.
+fn union_length(intervals: &mut [(u32, Timestamp, Timestamp)]) -> Duration {
+    intervals.sort_unstable();
+    let mut total = Duration::ZERO;
+    let mut current: Option<(u32, Timestamp, Timestamp)> = None;
+    for &(device, start, end) in intervals.iter() {
+        match current {
+            Some((d, s, e)) if d == device && start <= e => current = Some((d, s, e.max(end))),
+            _ => {
+                if let Some((_, s, e)) = current {
+                    total = total + (e - s);
+                }
+                current = Some((device, start, end));
+            }
+        }
+    }
+    if let Some((_, s, e)) = current {
+        total = total + (e - s);
+    }
+    total
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn union_merges_overlaps_per_device() {
+        let t = Timestamp::from_nanos;
+        let mut intervals = vec![
+            (0, t(0), t(10)),
+            (0, t(5), t(15)),
+            (0, t(20), t(25)),
+            (1, t(0), t(10)),
+        ];
+        assert_eq!(union_length(&mut intervals).as_nanos(), 15 + 5 + 10);
+    }
+}

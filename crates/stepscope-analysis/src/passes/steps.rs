@@ -1,0 +1,330 @@
+//! Steps and stages: which scheduler step each piece of work belongs to.
+//!
+//! What it computes: the server's step annotations (SGLang `step[DECODE bs=32]`, vLLM
+//! `execute_context_N(T)_generation_M(T)`, ATOM `decode[bs=…]`), each with its stage
+//! (prefill, decode, mixed, other), and a lookup from a host call to its step.
+//! Why it matters: decode and prefill have different bottlenecks; a per-op share over
+//! both answers neither question.
+//! Example: `step[EXTEND bs=4 toks=2048]` → prefill, batch 4, 2048 tokens.
+//!
+//! One framework's annotations per file: SGLang traces also carry a vLLM-style
+//! `execute_…` span around each step, so SGLang wins over ATOM, which wins over vLLM.
+
+use regex::Regex;
+use std::sync::LazyLock;
+use stepscope_model::{NameId, ProcessId, Timestamp, Trace};
+
+/// The serving framework whose annotations delimit steps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Framework {
+    /// SGLang.
+    Sglang,
+    /// AMD's ATOM.
+    Atom,
+    /// vLLM.
+    Vllm,
+}
+
+impl Framework {
+    /// Lower-case name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Framework::Sglang => "sglang",
+            Framework::Atom => "atom",
+            Framework::Vllm => "vllm",
+        }
+    }
+}
+
+/// What kind of work a step does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Stage {
+    /// Prompt processing.
+    Prefill,
+    /// Token generation.
+    Decode,
+    /// Both in one step (vLLM chunked prefill).
+    Mixed,
+    /// Anything else: speculative verify, idle, dummy runs.
+    Other,
+}
+
+impl Stage {
+    /// Every stage, in report order.
+    pub const ALL: [Stage; 4] = [Stage::Prefill, Stage::Decode, Stage::Mixed, Stage::Other];
+
+    /// Lower-case name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Stage::Prefill => "prefill",
+            Stage::Decode => "decode",
+            Stage::Mixed => "mixed",
+            Stage::Other => "other",
+        }
+    }
+}
+
+/// A parsed step label.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StepLabel {
+    /// Framework that wrote it.
+    pub framework: Framework,
+    /// Stage.
+    pub stage: Stage,
+    /// The framework's own mode word (`DECODE`, `EXTEND`, `decode`, …).
+    pub mode: String,
+    /// Batch size, where the label says.
+    pub batch_size: Option<u32>,
+    /// Tokens, where the label says.
+    pub tokens: Option<u32>,
+}
+
+impl StepLabel {
+    /// `framework:mode`, e.g. `sglang:DECODE`.
+    pub fn key(&self) -> String {
+        format!("{}:{}", self.framework.as_str(), self.mode)
+    }
+}
+
+static SGLANG: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^step\[([A-Z_]+)(?:\s+bs=(\d+))?(?:\s+toks=(\d+))?[^\]]*\]$").expect("valid regex")
+});
+static VLLM: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^execute_(?:(\d+)_)?context_(\d+)\((\d+)?[^)]*\)_generation_(\d+)\((\d+)?[^)]*\)$")
+        .expect("valid regex")
+});
+static ATOM: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^(prefill|decode|eager_decode|dummy_[a-z_]+)\[(?:[^\]]*?bs=(\d+))?[^\]]*\]$")
+        .expect("valid regex")
+});
+
+/// Parses a step annotation, or `None` if it is not one.
+pub fn parse_step_label(name: &str) -> Option<StepLabel> {
+    parse_sglang(name)
+        .or_else(|| parse_atom(name))
+        .or_else(|| parse_vllm(name))
+}
+
+fn number(m: Option<regex::Match<'_>>) -> Option<u32> {
+    m.and_then(|m| m.as_str().parse().ok())
+}
+
+fn parse_sglang(name: &str) -> Option<StepLabel> {
+    if name == "prefill" || name == "decode" {
+        let stage = if name == "prefill" {
+            Stage::Prefill
+        } else {
+            Stage::Decode
+        };
+        let mode = name.to_owned();
+        return Some(StepLabel {
+            framework: Framework::Sglang,
+            stage,
+            mode,
+            batch_size: None,
+            tokens: None,
+        });
+    }
+    let caps = SGLANG.captures(name)?;
+    let mode = caps[1].to_owned();
+    let stage = match mode.as_str() {
+        "EXTEND" | "PREFILL" | "DRAFT_EXTEND" => Stage::Prefill,
+        "DECODE" => Stage::Decode,
+        "MIXED" => Stage::Mixed,
+        _ => Stage::Other,
+    };
+    Some(StepLabel {
+        framework: Framework::Sglang,
+        stage,
+        mode,
+        batch_size: number(caps.get(2)),
+        tokens: number(caps.get(3)),
+    })
+}
+
+fn parse_vllm(name: &str) -> Option<StepLabel> {
+    let caps = VLLM.captures(name)?;
+    let context: u32 = caps[2].parse().ok()?;
+    let generation: u32 = caps[4].parse().ok()?;
+    let stage = match (context, generation) {
+        (0, _) => Stage::Decode,
+        (_, 0) => Stage::Prefill,
+        _ => Stage::Mixed,
+    };
+    let context_tokens = number(caps.get(3)).unwrap_or(0);
+    let generation_tokens = number(caps.get(5)).unwrap_or(0);
+    let tokens = number(caps.get(1)).or(Some(context_tokens + generation_tokens));
+    Some(StepLabel {
+        framework: Framework::Vllm,
+        stage,
+        mode: stage.as_str().to_owned(),
+        batch_size: Some(context + generation),
+        tokens,
+    })
+}
+
+fn parse_atom(name: &str) -> Option<StepLabel> {
+    let caps = ATOM.captures(name)?;
+    let mode = caps[1].to_owned();
+    let stage = match mode.as_str() {
+        "prefill" => Stage::Prefill,
+        "decode" | "eager_decode" => Stage::Decode,
+        _ => Stage::Other,
+    };
+    Some(StepLabel {
+        framework: Framework::Atom,
+        stage,
+        mode,
+        batch_size: number(caps.get(2)),
+        tokens: None,
+    })
+}
+
+/// One step of the server's scheduler loop.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Step {
+    /// Row in `trace.annotations`.
+    pub annotation: u32,
+    /// Interned label.
+    pub name: NameId,
+    /// Parsed label.
+    pub label: StepLabel,
+    /// Process it ran in.
+    pub process: ProcessId,
+    /// Host start.
+    pub start: Timestamp,
+    /// Host end.
+    pub end: Timestamp,
+}
+
+/// The steps of one trace, sorted by process then start.
+#[derive(Debug, Clone, Default)]
+pub struct Steps {
+    /// Framework whose annotations were used, if any.
+    pub framework: Option<Framework>,
+    /// The steps.
+    pub steps: Vec<Step>,
+}
+
+impl Steps {
+    /// The step whose host span contains time `at` in `process`, if any.
+    pub fn containing(&self, process: ProcessId, at: Timestamp) -> Option<usize> {
+        let after = self
+            .steps
+            .partition_point(|s| (s.process, s.start) <= (process, at));
+        let index = after.checked_sub(1)?;
+        let step = &self.steps[index];
+        (step.process == process && step.end >= at).then_some(index)
+    }
+
+    /// Steps per `framework:mode` key, sorted by key.
+    pub fn counts_by_key(&self) -> Vec<(String, usize)> {
+        let mut counts = std::collections::BTreeMap::new();
+        for step in &self.steps {
+            *counts.entry(step.label.key()).or_insert(0) += 1;
+        }
+        counts.into_iter().collect()
+    }
+}
+
+/// Finds the step annotations of one trace.
+pub fn find_steps(trace: &Trace) -> Steps {
+    let annotations = &trace.annotations;
+    let labels: Vec<Option<StepLabel>> = parse_names(trace);
+    let mut candidates: Vec<Step> = (0..annotations.len())
+        .filter_map(|row| {
+            let label = labels[annotations.name[row].index()].clone()?;
+            Some(Step {
+                annotation: row as u32,
+                name: annotations.name[row],
+                label,
+                process: annotations.process[row],
+                start: annotations.start[row],
+                end: annotations.end(row),
+            })
+        })
+        .collect();
+    let framework = candidates.iter().map(|s| s.label.framework).min();
+    candidates.retain(|s| Some(s.label.framework) == framework);
+    candidates.sort_by_key(|s| (s.process, s.start, s.annotation));
+    Steps {
+        framework,
+        steps: candidates,
+    }
+}
+
+/// Parses each distinct annotation name once.
+fn parse_names(trace: &Trace) -> Vec<Option<StepLabel>> {
+    let mut labels = vec![None; trace.names.len()];
+    let mut seen = vec![false; trace.names.len()];
+    for name in &trace.annotations.name {
+        if !std::mem::replace(&mut seen[name.index()], true) {
+            labels[name.index()] = parse_step_label(trace.name(*name));
+        }
+    }
+    labels
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sglang_labels() {
+        let l = parse_step_label("step[DECODE bs=32]").unwrap();
+        assert_eq!(
+            (l.framework, l.stage, l.batch_size),
+            (Framework::Sglang, Stage::Decode, Some(32))
+        );
+        let l = parse_step_label("step[EXTEND bs=4 toks=2048]").unwrap();
+        assert_eq!((l.stage, l.tokens), (Stage::Prefill, Some(2048)));
+        assert_eq!(
+            parse_step_label("step[TARGET_VERIFY bs=8]").unwrap().stage,
+            Stage::Other
+        );
+        assert_eq!(parse_step_label("decode").unwrap().stage, Stage::Decode);
+    }
+
+    #[test]
+    fn vllm_labels_old_and_new() {
+        let l = parse_step_label("execute_context_1(8)_generation_0(0)").unwrap();
+        assert_eq!(
+            (l.framework, l.stage, l.tokens),
+            (Framework::Vllm, Stage::Prefill, Some(8))
+        );
+        assert_eq!(
+            parse_step_label("execute_context_0(0)_generation_1(1)")
+                .unwrap()
+                .stage,
+            Stage::Decode
+        );
+        assert_eq!(
+            parse_step_label("execute_context_0(0)_generation_0(0)")
+                .unwrap()
+                .stage,
+            Stage::Decode
+        );
+        let l = parse_step_label("execute_8192_context_9(sq8155sk8430sqsq7475785sqsk7671310)_generation_37(sq37sk34489sqsq37sqsk34489)").unwrap();
+        assert_eq!(
+            (l.stage, l.batch_size, l.tokens),
+            (Stage::Mixed, Some(46), Some(8192))
+        );
+    }
+
+    #[test]
+    fn atom_labels() {
+        assert_eq!(
+            parse_step_label("decode[bs=64]").unwrap().batch_size,
+            Some(64)
+        );
+        assert_eq!(
+            parse_step_label("prefill[bs=2 tokens=1024]").unwrap().stage,
+            Stage::Prefill
+        );
+        assert_eq!(
+            parse_step_label("dummy_run[bs=1]").unwrap().stage,
+            Stage::Other
+        );
+        assert!(parse_step_label("ProfilerStep#3").is_none());
+    }
+}

@@ -1,0 +1,173 @@
+//! CSV output: one file per table, for spreadsheets and pandas.
+
+use crate::ReportError;
+use crate::schema::Document;
+use std::path::{Path, PathBuf};
+
+/// Writes `graphs.csv`, `findings.csv`, `stages.csv`, `categories.csv` and `kernels.csv`
+/// into `dir` (created if missing); returns the paths written.
+pub fn write_tables(document: &Document, dir: &Path) -> Result<Vec<PathBuf>, ReportError> {
+    std::fs::create_dir_all(dir).map_err(|source| ReportError::Write {
+        path: dir.to_owned(),
+        source,
+    })?;
+    Ok(vec![
+        write(dir, "graphs.csv", &graphs(document))?,
+        write(dir, "findings.csv", &findings(document))?,
+        write(dir, "stages.csv", &stages(document))?,
+        write(dir, "categories.csv", &rows(document, false))?,
+        write(dir, "kernels.csv", &rows(document, true))?,
+    ])
+}
+
+type Records = Vec<Vec<String>>;
+
+fn write(dir: &Path, name: &str, records: &Records) -> Result<PathBuf, ReportError> {
+    let path = dir.join(name);
+    let error = |source: std::io::Error| ReportError::Write {
+        path: path.clone(),
+        source,
+    };
+    let mut writer = csv::Writer::from_path(&path).map_err(|e| error(e.into()))?;
+    for record in records {
+        writer.write_record(record).map_err(|e| error(e.into()))?;
+    }
+    writer.flush().map_err(error)?;
+    Ok(path)
+}
+
+fn graphs(document: &Document) -> Records {
+    let mut out = vec![strings(&[
+        "file",
+        "graph",
+        "graph_id",
+        "first_kernel",
+        "expected_nodes",
+        "expected_source",
+        "replays",
+        "recorded_replays",
+        "complete_replays",
+        "short_replays",
+        "empty_replays",
+        "order_mismatches",
+        "coverage",
+        "completeness",
+        "missing_gpu_time_us",
+    ])];
+    for file in &document.files {
+        for g in &file.replay_coverage.graphs {
+            let n = &g.numbers;
+            out.push(vec![
+                file.path.clone(),
+                opt(g.graph),
+                opt(g.graph_id),
+                g.first_kernel.clone().unwrap_or_default(),
+                opt(g.expected_nodes),
+                g.expected_source.to_owned(),
+                n.replays.to_string(),
+                n.recorded_replays.to_string(),
+                n.complete_replays.to_string(),
+                n.short_replays.to_string(),
+                n.empty_replays.to_string(),
+                n.order_mismatches.to_string(),
+                n.coverage.to_string(),
+                n.completeness.to_string(),
+                n.missing_gpu_time_us.to_string(),
+            ]);
+        }
+    }
+    out
+}
+
+fn findings(document: &Document) -> Records {
+    let mut out = vec![strings(&[
+        "file",
+        "kind",
+        "replay",
+        "launch_ts_us",
+        "step",
+        "graph",
+        "recorded_nodes",
+        "expected_nodes",
+        "evidence",
+    ])];
+    for file in &document.files {
+        for f in &file.replay_coverage.findings {
+            out.push(vec![
+                file.path.clone(),
+                f.kind.to_owned(),
+                f.replay.to_string(),
+                f.launch_ts_us.to_string(),
+                f.step.clone().unwrap_or_default(),
+                opt(f.graph),
+                f.recorded_nodes.to_string(),
+                opt(f.expected_nodes),
+                f.evidence.clone().unwrap_or_default(),
+            ]);
+        }
+    }
+    out
+}
+
+fn stages(document: &Document) -> Records {
+    let mut out = vec![strings(&[
+        "file",
+        "stage",
+        "steps",
+        "events",
+        "gpu_time_us",
+        "share_of_total",
+        "busy_time_us",
+        "idle_time_us",
+        "window_us",
+    ])];
+    for file in &document.files {
+        for s in &file.breakdown.stages {
+            out.push(vec![
+                file.path.clone(),
+                s.stage.to_owned(),
+                s.steps.to_string(),
+                s.events.to_string(),
+                s.gpu_time_us.to_string(),
+                s.share_of_total.to_string(),
+                s.busy_time_us.to_string(),
+                s.idle_time_us.to_string(),
+                s.window_us.to_string(),
+            ]);
+        }
+    }
+    out
+}
+
+fn rows(document: &Document, kernels: bool) -> Records {
+    let first = if kernels { "kernel" } else { "category" };
+    let mut out = vec![strings(&[
+        "file", "stage", first, "category", "events", "time_us", "share", "mean_us",
+    ])];
+    for file in &document.files {
+        for s in &file.breakdown.stages {
+            let list = if kernels { &s.kernels } else { &s.categories };
+            for r in list {
+                out.push(vec![
+                    file.path.clone(),
+                    s.stage.to_owned(),
+                    r.name.clone(),
+                    r.category.clone(),
+                    r.events.to_string(),
+                    r.time_us.to_string(),
+                    r.share.to_string(),
+                    r.mean_us.to_string(),
+                ]);
+            }
+        }
+    }
+    out
+}
+
+fn strings(items: &[&str]) -> Vec<String> {
+    items.iter().map(|s| (*s).to_owned()).collect()
+}
+
+fn opt<T: ToString>(value: Option<T>) -> String {
+    value.map(|v| v.to_string()).unwrap_or_default()
+}

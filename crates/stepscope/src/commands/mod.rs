@@ -1,0 +1,16 @@
+//! One module per subcommand; nothing below here sees clap types except to resolve them.
+
+mod analyze;
+mod demo;
+mod progress;
+
+use crate::Outcome;
+use crate::cli::{Cli, Command};
+
+/// Runs the chosen subcommand.
+pub fn run(cli: Cli) -> anyhow::Result<Outcome> {
+    match cli.command {
+        Command::Analyze(args) => analyze::run(args),
+        Command::Demo(args) => demo::run(args),
+    }
+}

@@ -1,0 +1,39 @@
+//! Writing to stdout without panicking on a closed pipe.
+
+use std::io::Write;
+
+/// Writes `text` to stdout.
+pub fn print(text: &str) -> std::io::Result<()> {
+    let mut stdout = std::io::stdout().lock();
+    stdout.write_all(text.as_bytes())?;
+    stdout.flush()
+}
+
+/// Whether the error is a closed pipe (`stepscope … | head`), which is not a failure.
+pub fn is_broken_pipe(error: &anyhow::Error) -> bool {
+    error
+        .chain()
+        .filter_map(|cause| cause.downcast_ref::<std::io::Error>())
+        .any(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+}
+
+/// Prints `error: …` and each `Caused by: …` to stderr.
+#[allow(clippy::print_stderr)]
+pub fn print_error(error: &anyhow::Error) {
+    eprintln!("error: {error}");
+    for cause in error.chain().skip(1) {
+        eprintln!("Caused by: {cause}");
+    }
+}
+
+/// Whether to colour output on stdout.
+pub fn use_color(choice: crate::cli::ColorChoice) -> bool {
+    use std::io::IsTerminal;
+    match choice {
+        crate::cli::ColorChoice::Always => true,
+        crate::cli::ColorChoice::Never => false,
+        crate::cli::ColorChoice::Auto => {
+            std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none()
+        }
+    }
+}

@@ -1,0 +1,208 @@
+//! Replay coverage on real traces, and on real traces with replays' kernels removed in the
+//! test itself (no public trace shows the ROCm symptom, so it is made here from real files).
+
+use crate::common;
+use serde_json::Value;
+use stepscope_analysis::passes::capture_graphs::{CapturedGraph, captured_graphs};
+use stepscope_analysis::passes::kernel_categories::KernelCategories;
+use stepscope_analysis::passes::replay_coverage::{ReplayCoverage, ReplayStatus, Verdict};
+use stepscope_analysis::{AnalysisOptions, analyze};
+use stepscope_ingest::{ReadOptions, read_trace_bytes};
+use stepscope_model::Trace;
+use stepscope_synth::removal::{
+    Removal, graph_launches, keep_only, read_json, remove_replay_kernels, to_json_bytes,
+};
+
+const PIECEWISE: &str =
+    "tracelens/tests/traces/inference/vllm_prefilldecode_piecewise/graph_execution.json.gz";
+const SGLANG_DECODE: &str =
+    "tracelens/tests/traces/inference/sglang_decode/sglang_Qwen3-8B_decode.json.gz";
+const SGLANG_CAPTURE: &str =
+    "tracelens/tests/traces/inference/sglang_decode/capture_traces/bs_32_rank0.json.gz";
+const HTA_GRAPHS: &str = "hta/tests/data/negative_queue_length_values_check/rank0.json.gz";
+
+fn coverage_of(trace: &Trace, capture: &[CapturedGraph]) -> ReplayCoverage {
+    let table = KernelCategories::embedded();
+    analyze(
+        trace,
+        &AnalysisOptions {
+            categories: &table,
+            capture,
+        },
+    )
+    .coverage
+}
+
+fn coverage_of_doc(doc: &Value, capture: &[CapturedGraph]) -> ReplayCoverage {
+    let trace = read_trace_bytes(&to_json_bytes(doc), &ReadOptions::default())
+        .expect("modified trace reads");
+    coverage_of(&trace, capture)
+}
+
+fn load(relative: &str) -> Value {
+    read_json(&common::shared(relative)).expect("real trace reads")
+}
+
+fn status_counts(coverage: &ReplayCoverage) -> (usize, usize, usize) {
+    let count = |status| {
+        coverage
+            .replays
+            .iter()
+            .filter(|r| r.status == status)
+            .count()
+    };
+    (
+        count(ReplayStatus::Complete),
+        count(ReplayStatus::Short),
+        count(ReplayStatus::Empty),
+    )
+}
+
+#[test]
+fn every_shared_trace_is_complete_or_has_no_replays() {
+    let with_replays = [
+        SGLANG_DECODE,
+        PIECEWISE,
+        HTA_GRAPHS,
+        "tracelens/tests/traces/inference/vllm_decode_full/graph_execution.json.gz",
+        "tracelens/tests/traces/inference/xdit_flux.1/capture_traces/capture_trace_rank_0.json.gz",
+    ];
+    for path in with_replays {
+        let coverage = coverage_of(&common::read(path), &[]);
+        assert_eq!(
+            coverage.verdict,
+            Verdict::Complete,
+            "{path}: {:?}",
+            coverage.totals
+        );
+        assert!(
+            coverage.replays.iter().all(|r| r.evidence.is_none()),
+            "{path}: no replay needed evidence"
+        );
+    }
+}
+
+#[test]
+fn capture_traces_give_no_replays() {
+    for path in [
+        SGLANG_CAPTURE,
+        "tracelens/tests/traces/inference/vllm_decode_full/capture_traces/graph_capture_rank_0.1773709742341309550.pt.trace.json.gz",
+        "tracelens/tests/traces/inference/vllm_prefilldecode_piecewise/capture_traces/graph_capture_rank_0.1773709679453551615.pt.trace.json.gz",
+    ] {
+        assert_eq!(
+            coverage_of(&common::read(path), &[]).verdict,
+            Verdict::NoReplays,
+            "{path}"
+        );
+    }
+}
+
+#[test]
+fn piecewise_prefix_graph_is_not_a_short_replay() {
+    let coverage = coverage_of(&common::read(PIECEWISE), &[]);
+    let sizes: Vec<Option<u32>> = coverage.graphs.iter().map(|g| g.expected_nodes).collect();
+    assert_eq!(sizes, [Some(4), Some(15), Some(12)]);
+    assert_eq!(status_counts(&coverage), (25, 0, 0));
+}
+
+#[test]
+fn hta_cycle_of_small_graphs_is_complete() {
+    let coverage = coverage_of(&common::read(HTA_GRAPHS), &[]);
+    assert_eq!(coverage.totals.replays, 70);
+    assert_eq!(status_counts(&coverage), (70, 0, 0));
+    assert!(
+        coverage.graphs.iter().all(|g| g.totals.replays == 5),
+        "each graph replayed 5 times"
+    );
+}
+
+#[test]
+fn all_but_the_last_replay_lose_their_kernels() {
+    let mut doc = load(PIECEWISE);
+    let launches = graph_launches(&doc).len();
+    assert_eq!(launches, 25);
+    keep_only(&mut doc, |i| i == launches - 1);
+    let coverage = coverage_of_doc(&doc, &[]);
+    assert_eq!(coverage.verdict, Verdict::Incomplete);
+    assert_eq!(coverage.totals.empty_replays, 24);
+    assert_eq!(coverage.totals.recorded_replays, 1);
+}
+
+#[test]
+fn every_third_replay_keeps_its_kernels() {
+    let mut doc = load(PIECEWISE);
+    keep_only(&mut doc, |i| i % 3 == 0);
+    let coverage = coverage_of_doc(&doc, &[]);
+    assert_eq!(coverage.verdict, Verdict::Incomplete);
+    assert_eq!(coverage.totals.recorded_replays, 9);
+    assert_eq!(coverage.totals.empty_replays, 16);
+    // Empty replays between two recorded replays of the 15-node graph are matched to it.
+    let matched = coverage
+        .replays
+        .iter()
+        .filter(|r| r.status == ReplayStatus::Empty && r.expected_nodes == Some(15))
+        .count();
+    assert!(
+        matched >= 10,
+        "{matched} empty replays matched to the 15-node graph"
+    );
+}
+
+#[test]
+fn one_replay_losing_five_kernels_is_found_and_matched() {
+    let mut doc = load(PIECEWISE);
+    let target = 10;
+    assert_eq!(graph_launches(&doc)[target].gpu_events, 15);
+    assert_eq!(
+        remove_replay_kernels(&mut doc, target, &Removal::Nth(vec![1, 4, 7, 10, 13])),
+        5
+    );
+    let coverage = coverage_of_doc(&doc, &[]);
+    assert_eq!(coverage.verdict, Verdict::Incomplete);
+    assert_eq!(status_counts(&coverage), (24, 1, 0));
+    let short = &coverage.replays[target];
+    assert_eq!(
+        (short.status, short.recorded_nodes, short.expected_nodes),
+        (ReplayStatus::Short, 10, Some(15))
+    );
+    assert!(short.evidence.is_some(), "the report gives the evidence");
+    let graph = &coverage.graphs[short.graph.expect("matched to a graph")];
+    assert_eq!(
+        (
+            graph.expected_nodes,
+            graph.totals.replays,
+            graph.totals.short_replays
+        ),
+        (Some(15), 23, 1)
+    );
+}
+
+#[test]
+fn single_sglang_replay_losing_everything_uses_the_capture_count() {
+    let mut doc = load(SGLANG_DECODE);
+    assert_eq!(
+        remove_replay_kernels(&mut doc, 0, &Removal::AllKernels),
+        544
+    );
+    let without = coverage_of_doc(&doc, &[]);
+    assert_eq!(without.verdict, Verdict::Incomplete);
+    assert_eq!(
+        (without.totals.replays, without.totals.recorded_replays),
+        (1, 0)
+    );
+    assert_eq!(without.replays[0].expected_nodes, None);
+    let capture = captured_graphs(&common::read(SGLANG_CAPTURE));
+    assert_eq!(capture.iter().map(|c| c.nodes).collect::<Vec<_>>(), [544]);
+    let with = coverage_of_doc(&doc, &capture);
+    assert_eq!(with.replays[0].expected_nodes, Some(544));
+    assert_eq!(with.totals.expected_nodes, 544);
+    assert_eq!(with.totals.completeness(), 0.0);
+}
+
+#[test]
+fn capture_trace_confirms_the_complete_sglang_replay() {
+    let capture = captured_graphs(&common::read(SGLANG_CAPTURE));
+    let coverage = coverage_of(&common::read(SGLANG_DECODE), &capture);
+    assert_eq!(coverage.verdict, Verdict::Complete);
+    assert_eq!(coverage.graphs[0].expected_nodes, Some(544));
+}

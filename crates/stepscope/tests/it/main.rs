@@ -1,0 +1,6 @@
+//! Integration tests of stepscope on the real traces in `../shared/traces`.
+
+mod categories;
+mod common;
+mod coverage;
+mod manifest;
