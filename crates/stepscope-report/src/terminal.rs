@@ -1,9 +1,22 @@
 //! Terminal report: the verdict first, then the numbers behind it.
 
-use crate::schema::{Advice, Breakdown, Coverage, Document, FileReport, Graph, Row, Stage};
+use crate::schema::{
+    Advice, Breakdown, Coverage, Document, FileReport, Finding, Graph, MAX_FINDINGS, Row, Stage,
+};
 use comfy_table::{CellAlignment, ContentArrangement, Table, presets::UTF8_FULL_CONDENSED};
 use owo_colors::OwoColorize;
 use std::fmt::Write;
+
+/// How wide tables may be.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TableWidth {
+    /// Never wrap (pipes, files, tests).
+    Unbounded,
+    /// Wrap to the terminal's width.
+    Terminal,
+    /// Wrap to this many columns.
+    Columns(u16),
+}
 
 /// How to render.
 #[derive(Debug, Clone)]
@@ -15,8 +28,8 @@ pub struct TerminalOptions {
     pub top_kernels: usize,
     /// Problem replays listed per file. Default: 5.
     pub findings: usize,
-    /// Table width in columns. Default: 120.
-    pub width: u16,
+    /// How wide tables may be. Default: unbounded (pipes and files).
+    pub width: TableWidth,
 }
 
 impl Default for TerminalOptions {
@@ -24,8 +37,8 @@ impl Default for TerminalOptions {
         TerminalOptions {
             color: false,
             top_kernels: 10,
-            findings: 5,
-            width: 120,
+            findings: 3,
+            width: TableWidth::Unbounded,
         }
     }
 }
@@ -34,6 +47,12 @@ impl TerminalOptions {
     /// With colour on or off.
     pub fn with_color(mut self, color: bool) -> Self {
         self.color = color;
+        self
+    }
+
+    /// With a table width.
+    pub fn with_width(mut self, width: TableWidth) -> Self {
+        self.width = width;
         self
     }
 
@@ -241,10 +260,14 @@ fn render_steps(out: &mut String, file: &FileReport) {
 
 fn new_table(options: &TerminalOptions, header: &[&str]) -> Table {
     let mut table = Table::new();
-    table
-        .load_preset(UTF8_FULL_CONDENSED)
-        .set_content_arrangement(ContentArrangement::Dynamic)
-        .set_width(options.width);
+    table.load_preset(UTF8_FULL_CONDENSED);
+    match options.width {
+        TableWidth::Columns(width) => table
+            .set_content_arrangement(ContentArrangement::Dynamic)
+            .set_width(width),
+        TableWidth::Terminal => table.set_content_arrangement(ContentArrangement::Dynamic),
+        TableWidth::Unbounded => table.set_content_arrangement(ContentArrangement::Disabled),
+    };
     table.set_header(header.iter().copied());
     table
 }
@@ -299,42 +322,90 @@ fn graph_table(graphs: &[Graph], options: &TerminalOptions) -> Table {
 }
 
 fn render_findings(out: &mut String, coverage: &Coverage, options: &TerminalOptions) {
-    let shown = coverage.findings.iter().take(options.findings);
-    for finding in shown {
-        let expected = finding
-            .expected_nodes
-            .map_or("?".to_owned(), |e| e.to_string());
-        let step = finding
-            .step
-            .as_deref()
-            .map(|s| format!(" in {}", truncate(s, 40)))
-            .unwrap_or_default();
+    let kinds = [
+        "ReplayWithoutKernels",
+        "ShortReplay",
+        "ReplayOrderMismatch",
+        "DeferredKernelBurst",
+    ];
+    for kind in kinds {
+        let found: Vec<&Finding> = coverage
+            .findings
+            .iter()
+            .filter(|f| f.kind == kind)
+            .collect();
+        if found.is_empty() {
+            continue;
+        }
+        let replays: Vec<usize> = found.iter().map(|f| f.replay).collect();
+        let listed = if found.len() == coverage.findings.len() && found.len() >= MAX_FINDINGS {
+            " (first listed)"
+        } else {
+            ""
+        };
         let _ = writeln!(
             out,
-            "  {} replay #{} (graph {}){step}: {} of {expected} nodes{}",
-            finding.kind,
-            finding.replay,
-            finding
-                .graph
-                .map_or("unknown".to_owned(), |g| g.to_string()),
-            finding.recorded_nodes,
-            finding
-                .evidence
+            "  {kind}: {} replays{listed}: {}",
+            found.len(),
+            ranges(&replays)
+        );
+        // One line per distinct piece of evidence, up to `findings` lines.
+        let mut shown: Vec<&Option<String>> = Vec::new();
+        for finding in &found {
+            if shown.len() >= options.findings || shown.contains(&&finding.evidence) {
+                continue;
+            }
+            shown.push(&finding.evidence);
+            let expected = finding
+                .expected_nodes
+                .map_or("?".to_owned(), |e| e.to_string());
+            let step = finding
+                .step
                 .as_deref()
-                .map(|e| format!(" — {e}"))
-                .unwrap_or_default()
-        );
+                .map(|s| format!(" in {}", truncate(s, 40)))
+                .unwrap_or_default();
+            let _ = writeln!(
+                out,
+                "    e.g. #{} (graph {}){step}: {} of {expected} nodes{}",
+                finding.replay,
+                finding
+                    .graph
+                    .map_or("unknown".to_owned(), |g| g.to_string()),
+                finding.recorded_nodes,
+                finding
+                    .evidence
+                    .as_deref()
+                    .map(|e| format!(" — {e}"))
+                    .unwrap_or_default()
+            );
+        }
     }
-    let total = coverage.numbers.short_replays
-        + coverage.numbers.empty_replays
-        + coverage.numbers.order_mismatches;
-    if total as usize > options.findings {
-        let _ = writeln!(
-            out,
-            "  … {} more (see --json)",
-            total as usize - options.findings.min(total as usize)
-        );
+}
+
+/// `0–14, 16–30, 47`.
+fn ranges(sorted: &[usize]) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    let mut index = 0;
+    while index < sorted.len() {
+        let start = sorted[index];
+        let mut end = start;
+        while index + 1 < sorted.len() && sorted[index + 1] == end + 1 {
+            index += 1;
+            end += 1;
+        }
+        parts.push(if end > start {
+            format!("#{start}–{end}")
+        } else {
+            format!("#{start}")
+        });
+        index += 1;
     }
+    if parts.len() > 8 {
+        let more = parts.len() - 8;
+        parts.truncate(8);
+        parts.push(format!("… {more} more runs"));
+    }
+    parts.join(", ")
 }
 
 fn render_breakdown(out: &mut String, breakdown: &Breakdown, options: &TerminalOptions) {
@@ -389,7 +460,7 @@ fn render_stage(out: &mut String, stage: &Stage, options: &TerminalOptions) {
 
 fn kernel_row(row: &Row) -> Vec<String> {
     vec![
-        truncate(&row.name, 70),
+        truncate(&row.name, 64),
         row.category.clone(),
         micros_text(row.time_us),
         percent(row.share),
@@ -479,6 +550,12 @@ fn truncate(text: &str, max: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn ranges_are_compact() {
+        assert_eq!(ranges(&[0, 1, 2, 4, 6, 7]), "#0–2, #4, #6–7");
+        assert_eq!(ranges(&[]), "");
+    }
 
     #[test]
     fn percent_keeps_small_values_readable() {

@@ -37,3 +37,13 @@ pub fn use_color(choice: crate::cli::ColorChoice) -> bool {
         }
     }
 }
+
+/// Tables wrap to the terminal when stdout is one, and never wrap in pipes and files.
+pub fn table_width() -> stepscope_report::terminal::TableWidth {
+    use std::io::IsTerminal;
+    if std::io::stdout().is_terminal() {
+        stepscope_report::terminal::TableWidth::Terminal
+    } else {
+        stepscope_report::terminal::TableWidth::Unbounded
+    }
+}
