@@ -228,7 +228,8 @@ pub fn emit(document: &Document, settings: &AnalyzeSettings) -> anyhow::Result<(
     } else {
         let options = TerminalOptions::default()
             .with_color(settings.color)
-            .with_top_kernels(settings.top);
+            .with_top_kernels(settings.top)
+            .with_width(output::table_width());
         output::print(&stepscope_report::terminal::render(document, &options))?;
     }
     if let Some(dir) = &settings.csv {

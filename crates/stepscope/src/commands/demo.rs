@@ -78,7 +78,8 @@ fn analyse(file: PathBuf, color: bool) -> Document {
 fn narrate(spec: &DemoSpec, good: &Document, bad: &Document, color: bool) -> String {
     let options = TerminalOptions::default()
         .with_color(color)
-        .with_top_kernels(5);
+        .with_top_kernels(5)
+        .with_width(output::table_width());
     let truth = facts(spec);
     let mut out = String::new();
     let _ = writeln!(
