@@ -421,17 +421,24 @@ fn render_breakdown(out: &mut String, breakdown: &Breakdown, options: &TerminalO
 }
 
 fn render_stage(out: &mut String, stage: &Stage, options: &TerminalOptions) {
+    let idle = if stage.steps > 0 {
+        format!(
+            ", idle {} of {} step windows",
+            micros_text(stage.idle_time_us),
+            micros_text(stage.window_us)
+        )
+    } else {
+        String::new()
+    };
     let _ = writeln!(
         out,
-        "\n{} — {} steps, {} events, GPU time {} ({} of all), busy {}, idle {} of {} step windows",
+        "\n{} — {} steps, {} events, GPU time {} ({} of all), busy {}{idle}",
         stage.stage.to_uppercase(),
         stage.steps,
         stage.events,
         micros_text(stage.gpu_time_us),
         percent(stage.share_of_total),
         micros_text(stage.busy_time_us),
-        micros_text(stage.idle_time_us),
-        micros_text(stage.window_us)
     );
     if stage.events == 0 {
         return;

@@ -71,7 +71,8 @@ pub struct StageSummary {
     pub gpu_time: Duration,
     /// Union of GPU event intervals, per device, summed over devices.
     pub busy_time: Duration,
-    /// From each step's first GPU event start to its last end, summed over steps.
+    /// From each step's first GPU event start to its last end, summed over steps (zero
+    /// for work outside steps).
     pub window: Duration,
     /// `window − busy`, at least zero.
     pub idle_time: Duration,
@@ -226,11 +227,8 @@ impl Accumulator {
         inputs: BreakdownInputs<'_>,
     ) -> StageSummary {
         let busy_time = union_length(&mut self.intervals);
-        let window = if self.step_spans.is_empty() {
-            span_length(&self.intervals)
-        } else {
-            self.step_spans.values().map(|(s, e)| *e - *s).sum()
-        };
+        // Windows exist only for steps; work outside steps has no window to be idle in.
+        let window: Duration = self.step_spans.values().map(|(s, e)| *e - *s).sum();
         let names = inputs.table.names();
         let mut categories: Vec<TimeRow> = Vec::new();
         let mut category_rows: FxHashMap<usize, usize> = FxHashMap::default();
@@ -276,15 +274,6 @@ impl Accumulator {
 /// By time descending, then name, so output is stable.
 fn sort_rows(rows: &mut [TimeRow]) {
     rows.sort_by(|a, b| b.time.cmp(&a.time).then_with(|| a.name.cmp(&b.name)));
-}
-
-fn span_length(intervals: &[(u32, Timestamp, Timestamp)]) -> Duration {
-    let start = intervals.iter().map(|i| i.1).min();
-    let end = intervals.iter().map(|i| i.2).max();
-    match (start, end) {
-        (Some(s), Some(e)) => e - s,
-        _ => Duration::ZERO,
-    }
 }
 
 /// Length of the union of intervals, per device, summed.

@@ -144,11 +144,19 @@ fn comparison(good: &Document, bad: &Document) -> String {
     };
     let (before, after) = (shares(good_file), shares(bad_file));
     let mut out = String::from("━━ 3. what a per-op report shows for the same server ━━\n");
-    let _ = writeln!(
-        out,
-        "{:<16} {:>14} {:>20}",
-        "category", "all recorded", "with the symptom"
-    );
+    let _ = writeln!(out, "{:<16} {:>14} {:>20}", "", "all recorded", "with the symptom");
+    let decode = |file: &stepscope_report::schema::FileReport| {
+        let stage = file.breakdown.stages.iter().find(|s| s.stage == "decode");
+        (stage.map_or(0.0, |s| s.gpu_time_us), stage.map_or(0.0, |s| s.share_of_total))
+    };
+    let ((good_us, good_share), (bad_us, bad_share)) = (decode(good_file), decode(bad_file));
+    let ms = |us: f64| format!("{:.1} ms", us / 1e3);
+    let total = (ms(good_file.breakdown.total_gpu_time_us), ms(bad_file.breakdown.total_gpu_time_us));
+    let _ = writeln!(out, "{:<16} {:>14} {:>20}", "GPU time", total.0, total.1);
+    let good_decode = format!("{} ({})", ms(good_us), percent(good_share));
+    let bad_decode = format!("{} ({})", ms(bad_us), percent(bad_share));
+    let _ = writeln!(out, "{:<16} {:>14} {:>20}", "decode time", good_decode, bad_decode);
+    let _ = writeln!(out, "share by category:");
     for row in &before {
         let broken = after
             .iter()

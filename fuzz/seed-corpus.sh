@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# Builds the (git-ignored) seed corpora of the fuzz targets from small real traces.
+#
+#   fuzz/seed-corpus.sh [TRACES_DIR]     (default: /work/shared/traces)
+#
+# Needs gzip, zstd and jq. Writes fuzz/corpus/{kineto_json,kineto_gzip,kineto_split}/.
+set -euo pipefail
+
+traces=${1:-/work/shared/traces}
+here=$(cd "$(dirname "$0")" && pwd)
+json=$here/corpus/kineto_json
+gz=$here/corpus/kineto_gzip
+split=$here/corpus/kineto_split
+mkdir -p "$json" "$gz" "$split"
+
+# Small real traces (gzip unless named .json).
+sources=(
+  hta/tests/data/triton_example/triton_example.json.gz
+  hta/tests/data/cpu_only/rank-34.Jul_15_10_52_41.1074.pt.trace.json.gz
+  hta/tests/data/amd_trace/mi250_minitoy_train_ROCm6_2_kineto.json.gz
+  tracelens/tests/traces/torch_compile_triton/trace.json.gz
+  kineto/docs/traces/before_fix_trace.json
+)
+
+plain() { # plain text of a trace
+  case $1 in
+    *.gz) gzip -dc "$1" ;;
+    *) cat "$1" ;;
+  esac
+}
+
+for source in "${sources[@]}"; do
+  path=$traces/$source
+  [[ -f $path ]] || { echo "skip (missing): $source" >&2; continue; }
+  name=$(basename "$source" | sed 's/\.json.*//; s/[^A-Za-z0-9_.-]/_/g')
+  tmp=$(mktemp)
+  plain "$path" > "$tmp"
+  # kineto_json: the whole document, a short head of it, and small re-serialised slices.
+  cp "$tmp" "$json/$name.json"
+  head -c 4096 "$tmp" > "$json/$name.head4k.json"
+  jq -c '{schemaVersion, deviceProperties: (.deviceProperties // [])[:1], traceEvents: .traceEvents[:40]}' "$tmp" > "$json/$name.slice.json"
+  jq '.traceEvents[:25]' "$tmp" > "$json/$name.array.json"
+  # kineto_gzip: the file as stored, zstd of the slice, and a gzip cut in half.
+  case $source in
+    *.gz) cp "$path" "$gz/$name.json.gz" ;;
+    *) gzip -9c "$tmp" > "$gz/$name.json.gz" ;;
+  esac
+  zstd -q -3 -c "$json/$name.slice.json" > "$gz/$name.slice.json.zst"
+  size=$(stat -c %s "$gz/$name.json.gz")
+  head -c $((size / 2)) "$gz/$name.json.gz" > "$gz/$name.cut.json.gz"
+  cp "$json/$name.slice.json" "$gz/$name.slice.json"
+  # kineto_split: two bytes of shift, then events joined compact or pretty.
+  for shift in 00 40 a0; do
+    { printf "\\x00\\x$shift"; jq -c '.traceEvents[:20][]' "$tmp" | paste -sd, -; } > "$split/$name.compact.$shift"
+    { printf "\\x00\\x$shift"; jq -c '.traceEvents[20:40][]' "$tmp" | sed '2,$s/^/  /' | paste -sd, - | sed 's/,  {/,\n  {/g'; } > "$split/$name.pretty.$shift"
+  done
+  rm -f "$tmp"
+done
+
+# Hand-written seeds for features the real traces above may lack.
+printf '%s' '[{"ph":"X","cat":"Kernel","name":"k","pid":"0","tid":"stream 7","ts":"10.5","dur":"2","args":{"correlation":"77"}},{"ph":"X","cat":"Runtime","name":"cudaLaunchKernel","pid":1,"tid":2,"ts":9,"dur":1,"args":{"correlation":77}}]' > "$json/legacy_strings.json"
+printf '\xef\xbb\xbf%s' '{"traceEvents":[{"ph":"X","cat":"kernel","name":"\u00e9\ud83d\ude80\"\\","ts":1.0005,"dur":2,"args":{"x":[{"a":1}, {"b":2}],"graph id":3}},{"ph":"s","id":5,"ts":1,"pid":1},{"ph":"f","id":5,"ts":2,"pid":1},{"ph":"M","name":"process_name","pid":1,"args":{"name":"GPU 0"}}],"distributedInfo":{"rank":1,"world_size":8},"hip_runtime_version":70253211}' > "$json/bom_escapes.json"
+cat "$json/legacy_strings.json" "$json/bom_escapes.json" > "$gz/two_docs.json"
+gzip -c "$json/legacy_strings.json" > "$gz/member1.gz"
+gzip -c "$json/bom_escapes.json" > "$gz/member2.gz"
+cat "$gz/member1.gz" "$gz/member2.gz" > "$gz/multi_member.json.gz"
+rm -f "$gz/member1.gz" "$gz/member2.gz"
+zstd -q -c "$json/legacy_strings.json" > "$gz/legacy_strings.json.zst"
+printf '\x00\x05%s' '{"ph":"X","cat":"kernel","name":"a","ts":1,"dur":1,"args":{"x":[{"a":1}, {"b":2}]}},{"ph":"X","cat":"kernel","name":"},{}","ts":2,"dur":1}' > "$split/args_objects"
+
+echo "corpus: $(ls "$json" | wc -l) kineto_json, $(ls "$gz" | wc -l) kineto_gzip, $(ls "$split" | wc -l) kineto_split seeds under $here/corpus" >&2
