@@ -121,41 +121,34 @@ fn comparison(good: &Document, bad: &Document) -> String {
     let (Some(good_file), Some(bad_file)) = (good.files.first(), bad.files.first()) else {
         return String::new();
     };
-    let shares = |document: &stepscope_report::schema::FileReport| -> Vec<Row> {
-        let mut all: Vec<Row> = Vec::new();
-        for stage in &document.breakdown.stages {
-            for row in &stage.categories {
-                match all.iter_mut().find(|r| r.name == row.name) {
-                    Some(existing) => existing.time_us += row.time_us,
-                    None => all.push(row.clone()),
-                }
-            }
-        }
-        let total: f64 = all.iter().map(|r| r.time_us).sum();
-        for row in &mut all {
-            row.share = if total > 0.0 {
-                row.time_us / total
-            } else {
-                0.0
-            };
-        }
-        all.sort_by(|a, b| b.time_us.total_cmp(&a.time_us));
-        all
-    };
-    let (before, after) = (shares(good_file), shares(bad_file));
+    let (before, after) = (category_shares(good_file), category_shares(bad_file));
     let mut out = String::from("━━ 3. what a per-op report shows for the same server ━━\n");
-    let _ = writeln!(out, "{:<16} {:>14} {:>20}", "", "all recorded", "with the symptom");
+    let _ = writeln!(
+        out,
+        "{:<16} {:>14} {:>20}",
+        "", "all recorded", "with the symptom"
+    );
     let decode = |file: &stepscope_report::schema::FileReport| {
         let stage = file.breakdown.stages.iter().find(|s| s.stage == "decode");
-        (stage.map_or(0.0, |s| s.gpu_time_us), stage.map_or(0.0, |s| s.share_of_total))
+        (
+            stage.map_or(0.0, |s| s.gpu_time_us),
+            stage.map_or(0.0, |s| s.share_of_total),
+        )
     };
     let ((good_us, good_share), (bad_us, bad_share)) = (decode(good_file), decode(bad_file));
     let ms = |us: f64| format!("{:.1} ms", us / 1e3);
-    let total = (ms(good_file.breakdown.total_gpu_time_us), ms(bad_file.breakdown.total_gpu_time_us));
+    let total = (
+        ms(good_file.breakdown.total_gpu_time_us),
+        ms(bad_file.breakdown.total_gpu_time_us),
+    );
     let _ = writeln!(out, "{:<16} {:>14} {:>20}", "GPU time", total.0, total.1);
     let good_decode = format!("{} ({})", ms(good_us), percent(good_share));
     let bad_decode = format!("{} ({})", ms(bad_us), percent(bad_share));
-    let _ = writeln!(out, "{:<16} {:>14} {:>20}", "decode time", good_decode, bad_decode);
+    let _ = writeln!(
+        out,
+        "{:<16} {:>14} {:>20}",
+        "decode time", good_decode, bad_decode
+    );
     let _ = writeln!(out, "share by category:");
     for row in &before {
         let broken = after
@@ -175,4 +168,27 @@ fn comparison(good: &Document, bad: &Document) -> String {
         "\nWith the symptom, a per-op tool reports these shares for the prefill and eager work around the\nreplays and calls them the server's profile. stepscope's verdict above says so, and names the fix."
     );
     out
+}
+
+/// Category shares over every stage of one file, as a per-op tool computes them.
+fn category_shares(file: &stepscope_report::schema::FileReport) -> Vec<Row> {
+    let mut all: Vec<Row> = Vec::new();
+    for stage in &file.breakdown.stages {
+        for row in &stage.categories {
+            match all.iter_mut().find(|r| r.name == row.name) {
+                Some(existing) => existing.time_us += row.time_us,
+                None => all.push(row.clone()),
+            }
+        }
+    }
+    let total: f64 = all.iter().map(|r| r.time_us).sum();
+    for row in &mut all {
+        row.share = if total > 0.0 {
+            row.time_us / total
+        } else {
+            0.0
+        };
+    }
+    all.sort_by(|a, b| b.time_us.total_cmp(&a.time_us));
+    all
 }

@@ -206,3 +206,120 @@ fn capture_trace_confirms_the_complete_sglang_replay() {
     assert_eq!(coverage.verdict, Verdict::Complete);
     assert_eq!(coverage.graphs[0].expected_nodes, Some(544));
 }
+
+fn events_mut(doc: &mut Value) -> &mut Vec<Value> {
+    doc["traceEvents"].as_array_mut().expect("object form")
+}
+
+fn correlation(event: &Value) -> Option<u64> {
+    event["args"]["correlation"].as_u64()
+}
+
+fn is_gpu(event: &Value) -> bool {
+    matches!(
+        event["cat"].as_str(),
+        Some("kernel" | "gpu_memcpy" | "gpu_memset")
+    )
+}
+
+#[test]
+fn kernels_arriving_after_the_next_step_are_a_deferred_burst() {
+    let spec = stepscope_synth::demo::DemoSpec::default();
+    let mut doc: Value = serde_json::from_slice(&stepscope_synth::demo::generate(
+        &spec,
+        stepscope_synth::demo::Symptom::None,
+    ))
+    .unwrap();
+    let launches = graph_launches(&doc);
+    let target = launches[3].correlation;
+    let events = events_mut(&mut doc);
+    let mut steps: Vec<(f64, f64)> = events
+        .iter()
+        .filter(|e| {
+            e["cat"] == "user_annotation"
+                && e["name"].as_str().is_some_and(|n| n.starts_with("step["))
+        })
+        .map(|e| {
+            (
+                e["ts"].as_f64().unwrap(),
+                e["ts"].as_f64().unwrap() + e["dur"].as_f64().unwrap(),
+            )
+        })
+        .collect();
+    steps.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let first_kernel = events
+        .iter()
+        .filter(|e| is_gpu(e) && correlation(e) == Some(target))
+        .map(|e| e["ts"].as_f64().unwrap())
+        .fold(f64::MAX, f64::min);
+    let step_index = steps.iter().rposition(|s| s.0 <= first_kernel).unwrap();
+    // Push the replay's kernels past the end of the step after the one holding its launch.
+    let shift = steps[step_index + 2].1 - first_kernel + 10.0;
+    for event in events
+        .iter_mut()
+        .filter(|e| is_gpu(e) && correlation(e) == Some(target))
+    {
+        let ts = event["ts"].as_f64().unwrap();
+        event["ts"] = serde_json::json!(ts + shift);
+    }
+    let coverage = coverage_of_doc(&doc, &[]);
+    assert_eq!(
+        coverage.verdict,
+        Verdict::Complete,
+        "every node is still recorded"
+    );
+    assert_eq!(coverage.totals.deferred_replays, 1);
+    assert!(coverage.replays[3].deferred);
+}
+
+#[test]
+fn swapped_kernels_are_an_order_mismatch() {
+    let mut doc = load(PIECEWISE);
+    let target = graph_launches(&doc)[5].correlation;
+    let events = events_mut(&mut doc);
+    let mut rows: Vec<usize> = (0..events.len())
+        .filter(|&i| is_gpu(&events[i]) && correlation(&events[i]) == Some(target))
+        .collect();
+    rows.sort_by(|&a, &b| {
+        events[a]["ts"]
+            .as_f64()
+            .unwrap()
+            .total_cmp(&events[b]["ts"].as_f64().unwrap())
+    });
+    let (first, last) = (rows[0], rows[rows.len() - 1]);
+    let (a, b) = (events[first]["name"].clone(), events[last]["name"].clone());
+    events[first]["name"] = b;
+    events[last]["name"] = a;
+    let coverage = coverage_of_doc(&doc, &[]);
+    assert_eq!(coverage.totals.order_mismatches, 1);
+    assert!(coverage.replays[5].order_mismatch);
+    assert_eq!(coverage.replays[5].status, ReplayStatus::Complete);
+    assert_eq!(
+        coverage.graphs.len(),
+        3,
+        "the reordered replay stays with its graph"
+    );
+}
+
+#[test]
+fn an_eager_launch_with_two_kernels_is_reported() {
+    let mut doc = load(
+        "tracelens/tests/traces/inference/sglang_prefilldecode/sglang_Qwen3-8B_prefilldecode.json.gz",
+    );
+    let events = events_mut(&mut doc);
+    let kernels: Vec<usize> = (0..events.len())
+        .filter(|&i| events[i]["cat"] == "kernel")
+        .collect();
+    let shared = correlation(&events[kernels[10]]).unwrap();
+    events[kernels[11]]["args"]["correlation"] = serde_json::json!(shared);
+    let trace = read_trace_bytes(&to_json_bytes(&doc), &ReadOptions::default()).unwrap();
+    let coverage = coverage_of(&trace, &[]);
+    assert_eq!(coverage.multi_kernel_launches.len(), 1);
+    assert_eq!(
+        (
+            coverage.multi_kernel_launches[0].launches,
+            coverage.multi_kernel_launches[0].max_events
+        ),
+        (1, 2)
+    );
+}

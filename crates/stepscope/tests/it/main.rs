@@ -1,5 +1,6 @@
 //! Integration tests of stepscope on the real traces in `../shared/traces`.
 
+mod breakdown;
 mod categories;
 mod common;
 mod coverage;

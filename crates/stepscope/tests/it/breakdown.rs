@@ -1,0 +1,119 @@
+//! Steps, stages and the per-stage breakdown on real traces and on the demo trace.
+
+use crate::common;
+use stepscope_analysis::passes::kernel_categories::KernelCategories;
+use stepscope_analysis::passes::stage_breakdown::{AssignmentMethod, StageKey, StageSummary};
+use stepscope_analysis::passes::steps::Stage;
+use stepscope_analysis::{AnalysisOptions, TraceAnalysis, analyze};
+use stepscope_ingest::{ReadOptions, read_trace_bytes};
+use stepscope_model::Trace;
+use stepscope_synth::demo::{DemoSpec, Symptom, facts, generate};
+
+fn analysis(trace: &Trace) -> TraceAnalysis {
+    analyze(trace, &AnalysisOptions::new(&KernelCategories::embedded()))
+}
+
+fn stage(analysis: &TraceAnalysis, key: StageKey) -> Option<&StageSummary> {
+    analysis.breakdown.stages.iter().find(|s| s.stage == key)
+}
+
+#[test]
+fn sglang_decode_replay_is_decode_work() {
+    let trace = common::read(
+        "tracelens/tests/traces/inference/sglang_decode/sglang_Qwen3-8B_decode.json.gz",
+    );
+    let result = analysis(&trace);
+    assert_eq!(result.breakdown.method, AssignmentMethod::StepAnnotations);
+    let decode = stage(&result, StageKey::Stage(Stage::Decode)).expect("decode stage");
+    assert_eq!(decode.steps, 1);
+    assert!(
+        decode.events >= 544,
+        "the replay's 544 kernels are decode work, got {}",
+        decode.events
+    );
+    assert!(result.breakdown.unassigned_share() < 0.02);
+    let total: i64 = decode.categories.iter().map(|c| c.time.as_nanos()).sum();
+    assert_eq!(
+        total,
+        decode.gpu_time.as_nanos(),
+        "category times add up to the stage's GPU time"
+    );
+    assert!(decode.busy_time <= decode.gpu_time && decode.idle_time <= decode.window);
+}
+
+#[test]
+fn sglang_extend_step_is_prefill() {
+    let trace = common::read(
+        "tracelens/tests/traces/inference/sglang_prefilldecode/sglang_Qwen3-8B_prefilldecode.json.gz",
+    );
+    let result = analysis(&trace);
+    let prefill = stage(&result, StageKey::Stage(Stage::Prefill)).expect("prefill stage");
+    assert_eq!(prefill.steps, 1);
+    assert!(prefill.events > 500);
+    assert!(stage(&result, StageKey::Stage(Stage::Decode)).is_none());
+}
+
+#[test]
+fn without_annotations_replayed_kernels_are_decode_and_the_rest_unassigned() {
+    let trace = common::read("hta/tests/data/negative_queue_length_values_check/rank0.json.gz");
+    let result = analysis(&trace);
+    assert_eq!(result.breakdown.method, AssignmentMethod::ReplaysAsDecode);
+    let replayed: u64 = result
+        .coverage
+        .replays
+        .iter()
+        .map(|r| u64::from(r.recorded_nodes))
+        .sum();
+    let decode = stage(&result, StageKey::Stage(Stage::Decode)).expect("decode stage");
+    assert_eq!(decode.events, replayed);
+    let unassigned = stage(&result, StageKey::Unassigned).expect("unassigned");
+    assert_eq!(decode.events + unassigned.events, trace.gpu.len() as u64);
+    assert!(
+        result.breakdown.unassigned_share() > 0.5,
+        "most of this training trace is eager work"
+    );
+}
+
+#[test]
+fn vllm_cpu_run_steps_have_stages() {
+    let trace = common::read("vllm-cpu-run/rank0.1796203940285042201.pt.trace.json.gz");
+    let result = analysis(&trace);
+    let count = |stage: Stage| {
+        result
+            .steps
+            .steps
+            .iter()
+            .filter(|s| s.label.stage == stage)
+            .count()
+    };
+    assert_eq!((count(Stage::Decode), count(Stage::Prefill)), (96, 3));
+}
+
+#[test]
+fn demo_truth_comes_back_out() {
+    let spec = DemoSpec::default();
+    let truth = facts(&spec);
+    for symptom in [Symptom::None, Symptom::RocmReplayLoss] {
+        let trace = read_trace_bytes(&generate(&spec, symptom), &ReadOptions::default()).unwrap();
+        let result = analysis(&trace);
+        let decode = stage(&result, StageKey::Stage(Stage::Decode)).unwrap();
+        let prefill = stage(&result, StageKey::Stage(Stage::Prefill)).unwrap();
+        assert_eq!(
+            (decode.steps as usize, prefill.steps as usize),
+            (truth.decode_steps, truth.prefill_steps)
+        );
+        let totals = result.coverage.totals;
+        assert_eq!(totals.replays as usize, truth.replays);
+        let kept = if symptom == Symptom::None {
+            truth.replays
+        } else {
+            truth.replays_kept_with_symptom
+        };
+        assert_eq!(totals.recorded_replays as usize, kept, "{symptom:?}");
+        assert_eq!(
+            totals.expected_nodes as usize,
+            truth.replays * truth.kernels_per_replay,
+            "{symptom:?}"
+        );
+    }
+}
