@@ -323,3 +323,30 @@ fn an_eager_launch_with_two_kernels_is_reported() {
         (1, 2)
     );
 }
+
+#[test]
+fn short_replay_among_many_steps_is_matched_by_its_slot() {
+    let spec = stepscope_synth::demo::DemoSpec::default();
+    let bytes = stepscope_synth::demo::generate(&spec, stepscope_synth::demo::Symptom::None);
+    let mut doc: Value = serde_json::from_slice(&bytes).unwrap();
+    let removed = remove_replay_kernels(&mut doc, 10, &Removal::LastN(40));
+    assert_eq!(removed, 40);
+    let coverage = coverage_of_doc(&doc, &[]);
+    assert_eq!(coverage.verdict, Verdict::Incomplete);
+    assert_eq!(coverage.graphs.len(), 1);
+    let short = &coverage.replays[10];
+    assert_eq!(short.status, ReplayStatus::Short);
+    assert_eq!(
+        short.expected_nodes.map(|e| e - short.recorded_nodes),
+        Some(40)
+    );
+    assert!(
+        short
+            .evidence
+            .as_deref()
+            .is_some_and(|e| e.contains("other step")),
+        "{:?}",
+        short.evidence
+    );
+    assert!(short.missing_time.as_nanos() > 0);
+}
