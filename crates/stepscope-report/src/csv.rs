@@ -42,7 +42,7 @@ fn graphs(document: &Document) -> Records {
         "graph",
         "graph_id",
         "first_kernel",
-        "expected_nodes",
+        "expected_nodes_per_replay",
         "expected_source",
         "replays",
         "recorded_replays",
@@ -62,7 +62,7 @@ fn graphs(document: &Document) -> Records {
                 opt(g.graph),
                 opt(g.graph_id),
                 g.first_kernel.clone().unwrap_or_default(),
-                opt(g.expected_nodes),
+                opt(g.expected_nodes_per_replay),
                 g.expected_source.to_owned(),
                 n.replays.to_string(),
                 n.recorded_replays.to_string(),
@@ -140,24 +140,32 @@ fn stages(document: &Document) -> Records {
 }
 
 fn rows(document: &Document, kernels: bool) -> Records {
-    let first = if kernels { "kernel" } else { "category" };
-    let mut out = vec![strings(&[
-        "file", "stage", first, "category", "events", "time_us", "share", "mean_us",
-    ])];
+    // Kernel rows carry their category; category rows are their own category.
+    let header: &[&str] = if kernels {
+        &[
+            "file", "stage", "kernel", "category", "events", "time_us", "share", "mean_us",
+        ]
+    } else {
+        &[
+            "file", "stage", "category", "events", "time_us", "share", "mean_us",
+        ]
+    };
+    let mut out = vec![strings(header)];
     for file in &document.files {
         for s in &file.breakdown.stages {
             let list = if kernels { &s.kernels } else { &s.categories };
             for r in list {
-                out.push(vec![
-                    file.path.clone(),
-                    s.stage.to_owned(),
-                    r.name.clone(),
-                    r.category.clone(),
+                let mut record = vec![file.path.clone(), s.stage.to_owned(), r.name.clone()];
+                if kernels {
+                    record.push(r.category.clone());
+                }
+                record.extend([
                     r.events.to_string(),
                     r.time_us.to_string(),
                     r.share.to_string(),
                     r.mean_us.to_string(),
                 ]);
+                out.push(record);
             }
         }
     }

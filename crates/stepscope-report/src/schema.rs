@@ -268,7 +268,7 @@ pub struct Graph {
     /// First kernel of the reference order.
     pub first_kernel: Option<String>,
     /// Expected nodes per replay.
-    pub expected_nodes: Option<u32>,
+    pub expected_nodes_per_replay: Option<u32>,
     /// `capture_trace`, `reference_replay` or `unknown`.
     pub expected_source: &'static str,
     /// GPU time of the reference replay.
@@ -574,7 +574,7 @@ fn graph(g: &GraphCoverage) -> Graph {
         graph: g.graph.map(|g| g + 1),
         graph_id: g.graph_id,
         first_kernel: g.first_kernel.clone(),
-        expected_nodes: g.expected_nodes,
+        expected_nodes_per_replay: g.expected_nodes,
         expected_source: match g.expected_source {
             ExpectedSource::CaptureTrace => "capture_trace",
             ExpectedSource::ReferenceReplay => "reference_replay",

@@ -184,7 +184,7 @@ fn render_verdict(
             );
             let _ = writeln!(
                 out,
-                "  missing decode GPU time ≈ {} of the window; per-op shares below describe prefill and eager work",
+                "  missing replay (decode) GPU time ≈ {} of the window; per-op shares below describe the work that was recorded, mostly prefill and eager ops",
                 percent(coverage.missing_share)
             );
             render_advice(out, advice);
@@ -299,7 +299,7 @@ fn graph_table(graphs: &[Graph], options: &TerminalOptions) -> Table {
     );
     for g in graphs {
         let n = &g.numbers;
-        let expected = match (g.expected_nodes, g.expected_source) {
+        let expected = match (g.expected_nodes_per_replay, g.expected_source) {
             (Some(e), "capture_trace") => format!("{e} (capture)"),
             (Some(e), _) => e.to_string(),
             (None, _) => "unknown".to_owned(),
@@ -432,9 +432,10 @@ fn render_stage(out: &mut String, stage: &Stage, options: &TerminalOptions) {
     };
     let _ = writeln!(
         out,
-        "\n{} — {} steps, {} events, GPU time {} ({} of all), busy {}{idle}",
+        "\n{} — {} step{}, {} events, GPU time {} ({} of all), busy {}{idle}",
         stage.stage.to_uppercase(),
         stage.steps,
+        if stage.steps == 1 { "" } else { "s" },
         stage.events,
         micros_text(stage.gpu_time_us),
         percent(stage.share_of_total),

@@ -129,13 +129,26 @@ fn expand_inputs(inputs: &[PathBuf]) -> anyhow::Result<Vec<PathBuf>> {
 }
 
 fn collect_traces(dir: &Path, files: &mut Vec<PathBuf>) -> anyhow::Result<()> {
+    let mut seen = std::collections::HashSet::new();
+    walk(dir, files, &mut seen)
+}
+
+/// Recursive walk; `seen` holds canonical folder paths so a symlink loop is entered once.
+fn walk(
+    dir: &Path,
+    files: &mut Vec<PathBuf>,
+    seen: &mut std::collections::HashSet<PathBuf>,
+) -> anyhow::Result<()> {
+    if !seen.insert(fs_err::canonicalize(dir)?) {
+        return Ok(());
+    }
     let mut entries: Vec<PathBuf> = fs_err::read_dir(dir)?
         .filter_map(|e| e.ok().map(|e| e.path()))
         .collect();
     entries.sort();
     for path in entries {
         if path.is_dir() {
-            collect_traces(&path, files)?;
+            walk(&path, files, seen)?;
         } else if path
             .file_name()
             .and_then(|n| n.to_str())

@@ -1,0 +1,218 @@
+//! Running the real `stepscope` binary on real files, and the files the tests derive from the
+//! shared traces (never copied into the repository: derived files go to temp folders).
+
+use serde_json::Value;
+use std::ffi::OsStr;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// `../shared/traces` beside the checkout (CI lays it out the same way).
+pub const TRACES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/traces/");
+
+/// SGLang decode on ROCm: 1 replay of 544 kernels.
+pub const SGLANG_DECODE: &str =
+    "tracelens/tests/traces/inference/sglang_decode/sglang_Qwen3-8B_decode.json.gz";
+/// The capture trace of that server (graph of batch size 32).
+pub const SGLANG_CAPTURE: &str =
+    "tracelens/tests/traces/inference/sglang_decode/capture_traces/bs_32_rank0.json.gz";
+/// Piecewise vLLM: 25 replays of 3 graphs (4, 23 × 15, 12 kernels).
+pub const VLLM_PIECEWISE: &str =
+    "tracelens/tests/traces/inference/vllm_prefilldecode_piecewise/graph_execution.json.gz";
+/// Full-graph vLLM decode: 1 replay of 421 kernels, no stream capture.
+pub const VLLM_FULL: &str =
+    "tracelens/tests/traces/inference/vllm_decode_full/graph_execution.json.gz";
+/// 456k events, 87 MB of JSON: the parallel parser has work to split.
+pub const MTIA: &str = "hta/tests/data/mtia_trace_single_rank/mtia_rank_0.json.gz";
+/// A small torch.compile trace (246 events, 12 kernels), pretty-printed JSON inside.
+pub const TRITON: &str = "tracelens/tests/traces/torch_compile_triton/trace.json.gz";
+
+/// The shared traces folder; fails loudly when it is missing.
+pub fn traces_dir() -> PathBuf {
+    let dir = PathBuf::from(TRACES);
+    assert!(
+        dir.is_dir(),
+        "expected the shared traces at {}",
+        dir.display()
+    );
+    dir
+}
+
+/// A file under the shared traces folder.
+pub fn trace(relative: &str) -> PathBuf {
+    traces_dir().join(relative)
+}
+
+/// What one run of the binary did.
+#[derive(Debug)]
+pub struct Run {
+    /// Exit code (`None`: killed by a signal).
+    pub code: Option<i32>,
+    /// Standard output.
+    pub stdout: String,
+    /// Standard error.
+    pub stderr: String,
+}
+
+impl Run {
+    /// Asserts the exit code, showing both streams when it differs.
+    #[track_caller]
+    pub fn expect_code(&self, code: i32) -> &Self {
+        assert_eq!(
+            self.code,
+            Some(code),
+            "exit code\n--- stdout ---\n{}\n--- stderr ---\n{}",
+            tail(&self.stdout),
+            self.stderr
+        );
+        self
+    }
+
+    /// Standard output parsed as JSON.
+    #[track_caller]
+    pub fn json(&self) -> Value {
+        serde_json::from_str(&self.stdout).unwrap_or_else(|e| {
+            panic!(
+                "stdout is not JSON ({e})\n--- stdout ---\n{}\n--- stderr ---\n{}",
+                tail(&self.stdout),
+                self.stderr
+            )
+        })
+    }
+}
+
+fn tail(text: &str) -> &str {
+    let start = text.len().saturating_sub(4000);
+    let start = (start..=text.len())
+        .find(|i| text.is_char_boundary(*i))
+        .unwrap_or(text.len());
+    &text[start..]
+}
+
+/// Runs `stepscope ARGS` in the shared traces folder, so relative trace paths work and show
+/// up the same in every output.
+pub fn stepscope<I, S>(args: I) -> Run
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<OsStr>,
+{
+    stepscope_in(&traces_dir(), args, &[])
+}
+
+/// Runs `stepscope ARGS` in `cwd` with extra environment variables.
+pub fn stepscope_in<I, S>(cwd: &Path, args: I, env: &[(&str, &OsStr)]) -> Run
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<OsStr>,
+{
+    let mut command = Command::new(env!("CARGO_BIN_EXE_stepscope"));
+    command.args(args).current_dir(cwd).env_remove("NO_COLOR");
+    for (key, value) in env {
+        command.env(key, value);
+    }
+    let output = command.output().expect("the stepscope binary runs");
+    let run = Run {
+        code: output.status.code(),
+        stdout: String::from_utf8(output.stdout).expect("stdout is UTF-8"),
+        stderr: String::from_utf8(output.stderr).expect("stderr is UTF-8"),
+    };
+    assert_no_panic(&run);
+    run
+}
+
+/// No run may panic, whatever its input.
+#[track_caller]
+pub fn assert_no_panic(run: &Run) {
+    assert!(
+        !run.stderr.contains("panicked") && run.code != Some(101),
+        "stepscope panicked:\n{}",
+        run.stderr
+    );
+    assert!(run.code.is_some(), "stepscope was killed by a signal");
+}
+
+/// A path as an argument.
+pub fn arg(path: &Path) -> &OsStr {
+    path.as_os_str()
+}
+
+/// Decompressed bytes of a shared gzip trace.
+pub fn gunzip(relative: &str) -> Vec<u8> {
+    use std::io::Read;
+    let file = std::fs::File::open(trace(relative)).expect("the shared trace opens");
+    let mut out = Vec::new();
+    flate2::read::GzDecoder::new(file)
+        .read_to_end(&mut out)
+        .expect("the shared trace inflates");
+    out
+}
+
+/// Writes `bytes` gzip-compressed to `path`.
+pub fn write_gz(path: &Path, bytes: &[u8]) {
+    use std::io::Write;
+    let file = std::fs::File::create(path).expect("create");
+    let mut encoder = flate2::write::GzEncoder::new(file, flate2::Compression::fast());
+    encoder.write_all(bytes).expect("write");
+    encoder.finish().expect("finish");
+}
+
+/// Writes the piecewise vLLM trace with the kernels of replays 5 and 6 (both of the 15-kernel
+/// graph) removed, as plain JSON, to `dir/name`. No public trace shows the symptom, so it is
+/// made here from the real file.
+pub fn incomplete_piecewise(dir: &Path, name: &str) -> PathBuf {
+    use stepscope_synth::removal::{graph_launches, keep_only, read_json, to_json_bytes};
+    let mut doc = read_json(&trace(VLLM_PIECEWISE)).expect("the piecewise trace reads");
+    let launches = graph_launches(&doc);
+    assert_eq!(launches.len(), 25, "launches of the piecewise trace");
+    assert_eq!(
+        (launches[5].gpu_events, launches[6].gpu_events),
+        (15, 15),
+        "replays 5 and 6 are of the 15-kernel graph"
+    );
+    let removed = keep_only(&mut doc, |i| i != 5 && i != 6);
+    assert_eq!(removed, 30);
+    let path = dir.join(name);
+    std::fs::write(&path, to_json_bytes(&doc)).expect("write the derived trace");
+    path
+}
+
+/// A temp folder.
+pub fn tempdir() -> tempfile::TempDir {
+    tempfile::tempdir().expect("a temp folder")
+}
+
+/// Copies a shared trace to `dir/name`.
+pub fn copy_trace(relative: &str, dir: &Path, name: &str) -> PathBuf {
+    let path = dir.join(name);
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent).expect("create folder");
+    }
+    std::fs::copy(trace(relative), &path).expect("copy");
+    path
+}
+
+/// `value[key]` as u64, failing with the key's name.
+#[track_caller]
+pub fn u64_at(value: &Value, pointer: &str) -> u64 {
+    value
+        .pointer(pointer)
+        .and_then(Value::as_u64)
+        .unwrap_or_else(|| panic!("{pointer} is not an unsigned integer"))
+}
+
+/// `value[key]` as f64.
+#[track_caller]
+pub fn f64_at(value: &Value, pointer: &str) -> f64 {
+    value
+        .pointer(pointer)
+        .and_then(Value::as_f64)
+        .unwrap_or_else(|| panic!("{pointer} is not a number"))
+}
+
+/// `value[key]` as str.
+#[track_caller]
+pub fn str_at<'a>(value: &'a Value, pointer: &str) -> &'a str {
+    value
+        .pointer(pointer)
+        .and_then(Value::as_str)
+        .unwrap_or_else(|| panic!("{pointer} is not a string"))
+}

@@ -1,0 +1,234 @@
+//! `--csv DIR` tables and `--capture FILE` expected node counts.
+
+use crate::common::{
+    SGLANG_CAPTURE, SGLANG_DECODE, VLLM_FULL, arg, incomplete_piecewise, stepscope, str_at,
+    tempdir, u64_at,
+};
+use serde_json::Value;
+
+/// Splits CSV text into records (RFC 4180 quoting; enough for what the report writes).
+fn parse_csv(text: &str) -> Vec<Vec<String>> {
+    let mut records = Vec::new();
+    let mut record = Vec::new();
+    let mut field = String::new();
+    let mut quoted = false;
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        match (c, quoted) {
+            ('"', true) if chars.peek() == Some(&'"') => {
+                field.push('"');
+                chars.next();
+            }
+            ('"', _) => quoted = !quoted,
+            (',', false) => record.push(std::mem::take(&mut field)),
+            ('\n', false) => {
+                record.push(std::mem::take(&mut field));
+                records.push(std::mem::take(&mut record));
+            }
+            ('\r', false) => {}
+            _ => field.push(c),
+        }
+    }
+    if !field.is_empty() || !record.is_empty() {
+        record.push(field);
+        records.push(record);
+    }
+    records
+}
+
+const HEADERS: [(&str, &str); 5] = [
+    (
+        "graphs.csv",
+        "file,graph,graph_id,first_kernel,expected_nodes_per_replay,expected_source,replays,recorded_replays,complete_replays,short_replays,empty_replays,order_mismatches,coverage,completeness,missing_gpu_time_us",
+    ),
+    (
+        "findings.csv",
+        "file,kind,replay,launch_ts_us,step,graph,recorded_nodes,expected_nodes,evidence",
+    ),
+    (
+        "stages.csv",
+        "file,stage,steps,events,gpu_time_us,share_of_total,busy_time_us,idle_time_us,window_us",
+    ),
+    (
+        "categories.csv",
+        "file,stage,category,events,time_us,share,mean_us",
+    ),
+    (
+        "kernels.csv",
+        "file,stage,kernel,category,events,time_us,share,mean_us",
+    ),
+];
+
+#[test]
+fn csv_writes_five_tables_with_headers_matching_the_json() {
+    let dir = tempdir();
+    let broken = incomplete_piecewise(dir.path(), "piecewise_missing_2.json");
+    let out = dir.path().join("csv/out");
+    let run = stepscope([
+        "analyze".as_ref(),
+        arg(&broken),
+        SGLANG_DECODE.as_ref(),
+        "--json".as_ref(),
+        "--csv".as_ref(),
+        arg(&out),
+    ]);
+    run.expect_code(0);
+    let doc = run.json();
+    let mut tables = std::collections::BTreeMap::new();
+    for (name, header) in HEADERS {
+        let path = out.join(name);
+        let text = std::fs::read_to_string(&path)
+            .unwrap_or_else(|e| panic!("{} was not written: {e}", path.display()));
+        assert_eq!(text.lines().next(), Some(header), "{name} header");
+        let records = parse_csv(&text);
+        let width = records[0].len();
+        for record in &records {
+            assert_eq!(record.len(), width, "{name}: ragged record {record:?}");
+        }
+        tables.insert(name, records);
+    }
+    let files = doc["files"].as_array().expect("files");
+    let count = |key: &str| -> usize {
+        files
+            .iter()
+            .map(|f| f["replay_coverage"][key].as_array().expect(key).len())
+            .sum()
+    };
+    assert_eq!(tables["graphs.csv"].len() - 1, count("graphs"));
+    assert_eq!(tables["findings.csv"].len() - 1, count("findings"));
+    // The two empty replays are the findings, with their file.
+    let findings = &tables["findings.csv"][1..];
+    assert_eq!(findings.len(), 2);
+    for (row, replay) in findings.iter().zip(["5", "6"]) {
+        assert_eq!(row[0], broken.display().to_string());
+        assert_eq!(row[1], "ReplayWithoutKernels");
+        assert_eq!(row[2], replay);
+        assert_eq!(row[6], "0");
+        assert_eq!(row[7], "15");
+    }
+    let stages: usize = files
+        .iter()
+        .map(|f| f["breakdown"]["stages"].as_array().expect("stages").len())
+        .sum();
+    assert_eq!(tables["stages.csv"].len() - 1, stages);
+    // Graph rows agree with the JSON, file by file.
+    let graph_rows = &tables["graphs.csv"][1..];
+    let json_graphs: Vec<&Value> = files
+        .iter()
+        .flat_map(|f| f["replay_coverage"]["graphs"].as_array().expect("graphs"))
+        .collect();
+    for (row, graph) in graph_rows.iter().zip(json_graphs) {
+        assert_eq!(row[1], graph["graph"].to_string());
+        assert_eq!(row[3], graph["first_kernel"].as_str().unwrap_or_default());
+        assert_eq!(row[6], graph["replays"].to_string());
+        assert_eq!(row[10], graph["empty_replays"].to_string());
+    }
+}
+
+#[test]
+fn csv_without_json_still_prints_the_terminal_report() {
+    let dir = tempdir();
+    let run = stepscope([
+        "analyze".as_ref(),
+        SGLANG_DECODE.as_ref(),
+        "--color".as_ref(),
+        "never".as_ref(),
+        "--csv".as_ref(),
+        arg(dir.path()),
+    ]);
+    run.expect_code(0);
+    assert!(run.stdout.contains("replay coverage: COMPLETE"));
+    let kernels = std::fs::read_to_string(dir.path().join("kernels.csv")).expect("kernels.csv");
+    assert!(kernels.lines().count() > 10, "{kernels}");
+}
+
+#[test]
+fn capture_trace_gives_the_expected_node_count() {
+    let run = stepscope([
+        "analyze",
+        SGLANG_DECODE,
+        "--capture",
+        SGLANG_CAPTURE,
+        "--json",
+    ]);
+    run.expect_code(0);
+    let doc = run.json();
+    let graphs = doc["files"][0]["replay_coverage"]["graphs"]
+        .as_array()
+        .expect("graphs");
+    assert_eq!(graphs.len(), 1);
+    assert_eq!(
+        str_at(&doc, "/files/0/replay_coverage/graphs/0/expected_source"),
+        "capture_trace"
+    );
+    assert_eq!(
+        u64_at(
+            &doc,
+            "/files/0/replay_coverage/graphs/0/expected_nodes_per_replay"
+        ),
+        544
+    );
+    assert_eq!(str_at(&doc, "/verdict"), "complete");
+    // Without it the count comes from the replay itself.
+    let run = stepscope(["analyze", SGLANG_DECODE, "--json"]);
+    assert_eq!(
+        str_at(
+            &run.json(),
+            "/files/0/replay_coverage/graphs/0/expected_source"
+        ),
+        "reference_replay"
+    );
+}
+
+#[test]
+fn capture_without_a_capture_exits_2_with_a_message() {
+    let run = stepscope(["analyze", SGLANG_DECODE, "--capture", VLLM_FULL]);
+    run.expect_code(2);
+    assert!(run.stderr.contains(VLLM_FULL), "stderr: {}", run.stderr);
+    assert!(
+        run.stderr.contains("no stream capture"),
+        "stderr: {}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.lines().any(|l| l.starts_with("hint:")),
+        "stderr: {}",
+        run.stderr
+    );
+    assert!(run.stdout.is_empty(), "stdout: {}", run.stdout);
+}
+
+#[test]
+fn capture_file_missing_exits_2() {
+    let run = stepscope([
+        "analyze",
+        SGLANG_DECODE,
+        "--capture",
+        "no/such/capture.json.gz",
+    ]);
+    run.expect_code(2);
+    assert!(
+        run.stderr.contains("no/such/capture.json.gz"),
+        "stderr: {}",
+        run.stderr
+    );
+}
+
+/// Duplicate column names break pandas (`category.1`) and other tools: none may repeat.
+#[test]
+fn every_csv_has_unique_column_names() {
+    let dir = tempdir();
+    stepscope([
+        "analyze".as_ref(),
+        SGLANG_DECODE.as_ref(),
+        "--csv".as_ref(),
+        arg(dir.path()),
+    ])
+    .expect_code(0);
+    for (name, _) in HEADERS {
+        let text = std::fs::read_to_string(dir.path().join(name)).expect(name);
+        let header = &parse_csv(&text)[0];
+        let unique: std::collections::BTreeSet<&String> = header.iter().collect();
+        assert_eq!(unique.len(), header.len(), "{name}: {header:?}");
+    }
+}

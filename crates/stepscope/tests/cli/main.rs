@@ -1,0 +1,14 @@
+//! End-to-end tests of the `stepscope` binary: the real built binary on the real traces in
+//! `../shared/traces` (and files derived from them in temp folders), checking exit codes,
+//! messages, the JSON document, the CSV tables and golden outputs.
+
+mod bad_input;
+mod common;
+mod csv_capture;
+mod demo;
+mod exit_codes;
+mod flags;
+mod golden;
+mod json;
+mod multi_file;
+mod schema_doc;

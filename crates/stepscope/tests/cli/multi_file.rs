@@ -1,0 +1,248 @@
+//! Several files are ranks of one run: one report each and a `combined` section of sums.
+
+use crate::common::{
+    SGLANG_DECODE, VLLM_FULL, VLLM_PIECEWISE, arg, copy_trace, f64_at, gunzip,
+    incomplete_piecewise, stepscope, str_at, tempdir, trace,
+};
+use serde_json::Value;
+use std::path::PathBuf;
+
+/// Counters of `replay_coverage` that add up over files.
+const SUMMED: [&str; 10] = [
+    "replays",
+    "recorded_replays",
+    "complete_replays",
+    "short_replays",
+    "empty_replays",
+    "order_mismatches",
+    "deferred_replays",
+    "recorded_nodes",
+    "expected_nodes",
+    "unknown_expected_replays",
+];
+
+fn assert_combined_sums(doc: &Value, files: usize) {
+    let list = doc["files"].as_array().expect("files");
+    assert_eq!(list.len(), files);
+    let combined = &doc["combined"];
+    assert_eq!(combined["files"].as_u64(), Some(files as u64));
+    for key in SUMMED {
+        let sum: u64 = list
+            .iter()
+            .map(|f| f["replay_coverage"][key].as_u64().expect(key))
+            .sum();
+        assert_eq!(
+            combined["replay_coverage"][key].as_u64(),
+            Some(sum),
+            "combined {key}"
+        );
+    }
+    let close = |a: f64, b: f64| (a - b).abs() <= 1e-6 * a.abs().max(b.abs()).max(1.0);
+    for (combined_key, file_key) in [
+        (
+            "/replay_coverage/missing_gpu_time_us",
+            "/replay_coverage/missing_gpu_time_us",
+        ),
+        (
+            "/breakdown/total_gpu_time_us",
+            "/breakdown/total_gpu_time_us",
+        ),
+    ] {
+        let sum: f64 = list.iter().map(|f| f64_at(f, file_key)).sum();
+        let got = f64_at(combined, combined_key);
+        assert!(close(got, sum), "combined {combined_key}: {got} vs {sum}");
+    }
+    // Ratios follow from the sums.
+    let n = &combined["replay_coverage"];
+    let (replays, recorded) = (n["replays"].as_u64(), n["recorded_replays"].as_u64());
+    if let (Some(replays), Some(recorded)) = (replays, recorded) {
+        if replays > 0 {
+            let coverage = n["coverage"].as_f64().expect("coverage");
+            assert!(close(coverage, recorded as f64 / replays as f64));
+        }
+    }
+}
+
+#[test]
+fn two_copies_and_a_different_trace_sum_up() {
+    let dir = tempdir();
+    let a = copy_trace(SGLANG_DECODE, dir.path(), "copy_a/trace.json.gz");
+    let b = copy_trace(SGLANG_DECODE, dir.path(), "copy_b/trace.json.gz");
+    let c = incomplete_piecewise(dir.path(), "piecewise_missing_2.json");
+    let run = stepscope([
+        "analyze".as_ref(),
+        arg(&a),
+        arg(&b),
+        arg(&c),
+        "--json".as_ref(),
+    ]);
+    run.expect_code(0);
+    let doc = run.json();
+    assert_combined_sums(&doc, 3);
+    // Files in argument order.
+    let paths: Vec<&str> = (0..3)
+        .map(|i| str_at(&doc, &format!("/files/{i}/path")))
+        .collect();
+    let expected: Vec<String> = [&a, &b, &c]
+        .iter()
+        .map(|p| p.display().to_string())
+        .collect();
+    assert_eq!(paths, expected);
+    // The two copies give the same numbers (everything but the path).
+    let strip = |mut v: Value| {
+        v["path"] = Value::Null;
+        v
+    };
+    assert_eq!(
+        strip(doc["files"][0].clone()),
+        strip(doc["files"][1].clone())
+    );
+    // Known facts: 1 + 1 + 25 replays, 2 of them empty; the worst verdict wins.
+    assert_eq!(doc["combined"]["replay_coverage"]["replays"], 27);
+    assert_eq!(doc["combined"]["replay_coverage"]["empty_replays"], 2);
+    assert_eq!(doc["combined"]["verdict"], "incomplete");
+    assert_eq!(doc["verdict"], "incomplete");
+}
+
+#[test]
+fn a_single_file_has_no_combined_section() {
+    let run = stepscope(["analyze", SGLANG_DECODE, "--json"]);
+    run.expect_code(0);
+    assert_eq!(run.json()["combined"], Value::Null);
+}
+
+#[test]
+fn terminal_report_has_the_all_files_section() {
+    let run = stepscope(["analyze", SGLANG_DECODE, VLLM_FULL, "--color", "never"]);
+    run.expect_code(0);
+    assert!(run.stdout.contains("══ all 2 files ══"), "{}", run.stdout);
+}
+
+fn write_zst(path: &std::path::Path, bytes: &[u8]) {
+    let compressed = zstd::encode_all(bytes, 3).expect("zstd");
+    std::fs::write(path, compressed).expect("write");
+}
+
+#[test]
+fn a_folder_is_searched_recursively_in_sorted_order() {
+    let dir = tempdir();
+    let root = dir.path();
+    // root/
+    //   a/b/rank2.json.zst   (piecewise vLLM, zstd)
+    //   a/notes.txt          (ignored)
+    //   rank0.json.gz        (SGLang decode)
+    //   rank1.json           (vLLM full decode, plain)
+    //   rank3.json.gz.bak    (ignored)
+    //   z/                   (empty folder)
+    std::fs::create_dir_all(root.join("a/b")).expect("mkdir");
+    std::fs::create_dir_all(root.join("z")).expect("mkdir");
+    write_zst(&root.join("a/b/rank2.json.zst"), &gunzip(VLLM_PIECEWISE));
+    std::fs::write(root.join("a/notes.txt"), "not a trace").expect("write");
+    copy_trace(SGLANG_DECODE, root, "rank0.json.gz");
+    std::fs::write(root.join("rank1.json"), gunzip(VLLM_FULL)).expect("write");
+    std::fs::copy(trace(SGLANG_DECODE), root.join("rank3.json.gz.bak")).expect("copy");
+
+    let run = stepscope(["analyze".as_ref(), arg(root), "--json".as_ref()]);
+    run.expect_code(0);
+    let doc = run.json();
+    let expected: Vec<PathBuf> = ["a/b/rank2.json.zst", "rank0.json.gz", "rank1.json"]
+        .iter()
+        .map(|p| root.join(p))
+        .collect();
+    let paths: Vec<String> = doc["files"]
+        .as_array()
+        .expect("files")
+        .iter()
+        .map(|f| f["path"].as_str().expect("path").to_owned())
+        .collect();
+    let expected: Vec<String> = expected.iter().map(|p| p.display().to_string()).collect();
+    assert_eq!(paths, expected);
+    assert_combined_sums(&doc, 3);
+    // Each format was read in full: the manifest's facts.
+    assert_eq!(doc["files"][0]["events"]["total"], 19289);
+    assert_eq!(doc["files"][0]["replay_coverage"]["replays"], 25);
+    assert_eq!(doc["files"][1]["events"]["total"], 2058);
+    assert_eq!(doc["files"][2]["events"]["total"], 1993);
+    assert_eq!(doc["files"][2]["replay_coverage"]["recorded_nodes"], 421);
+    assert_eq!(doc["verdict"], "complete");
+}
+
+#[test]
+fn a_folder_and_a_file_mix() {
+    let dir = tempdir();
+    copy_trace(SGLANG_DECODE, dir.path(), "ranks/rank0.json.gz");
+    copy_trace(SGLANG_DECODE, dir.path(), "ranks/rank1.json.gz");
+    let run = stepscope([
+        "analyze".as_ref(),
+        arg(&dir.path().join("ranks")),
+        VLLM_FULL.as_ref(),
+        "--json".as_ref(),
+    ]);
+    run.expect_code(0);
+    let doc = run.json();
+    assert_combined_sums(&doc, 3);
+    assert_eq!(str_at(&doc, "/files/2/path"), VLLM_FULL);
+}
+
+/// A folder with a symbolic link to itself (or to a parent): the walk follows it until the
+/// OS refuses (ELOOP, ~40 levels) and the same trace is analysed once per level — 41 times
+/// here — and `combined` sums them all, with exit 0.
+#[cfg(unix)]
+#[test]
+fn a_symlink_loop_in_a_folder_counts_each_trace_once() {
+    let dir = tempdir();
+    copy_trace(SGLANG_DECODE, dir.path(), "rank0.json.gz");
+    std::os::unix::fs::symlink(".", dir.path().join("loop")).expect("symlink");
+    let run = stepscope(["analyze".as_ref(), arg(dir.path()), "--json".as_ref()]);
+    run.expect_code(0);
+    let doc = run.json();
+    assert_eq!(doc["files"].as_array().expect("files").len(), 1);
+}
+
+/// The real inference folder of the shared traces, as a folder argument: every file found in
+/// sorted order, each `complete` or `no-replays` (DESIGN §3: no public trace shows the
+/// symptom), and the combined replays are the MANIFEST's 1 + 1 + 25 + 1.
+#[test]
+fn the_real_inference_folder_is_all_complete() {
+    const FOLDER: &str = "tracelens/tests/traces/inference";
+    let run = stepscope(["analyze", FOLDER, "--json", "--fail-on-incomplete"]);
+    run.expect_code(0);
+    let doc = run.json();
+    let paths: Vec<&str> = doc["files"]
+        .as_array()
+        .expect("files")
+        .iter()
+        .map(|f| f["path"].as_str().expect("path"))
+        .collect();
+    assert_eq!(
+        paths,
+        [
+            "tracelens/tests/traces/inference/sglang_decode/capture_traces/bs_32_rank0.json.gz",
+            "tracelens/tests/traces/inference/sglang_decode/sglang_Qwen3-8B_decode.json.gz",
+            "tracelens/tests/traces/inference/sglang_prefilldecode/sglang_Qwen3-8B_prefilldecode.json.gz",
+            "tracelens/tests/traces/inference/vllm_decode_full/capture_traces/graph_capture_rank_0.1773709742341309550.pt.trace.json.gz",
+            "tracelens/tests/traces/inference/vllm_decode_full/graph_execution.json.gz",
+            "tracelens/tests/traces/inference/vllm_prefilldecode_piecewise/capture_traces/graph_capture_rank_0.1773709679453551615.pt.trace.json.gz",
+            "tracelens/tests/traces/inference/vllm_prefilldecode_piecewise/graph_execution.json.gz",
+            "tracelens/tests/traces/inference/xdit_flux.1/capture_traces/capture_trace_rank_0.json.gz",
+            "tracelens/tests/traces/inference/xdit_sd_3.5/profile_trace_rank_0.json.gz",
+        ]
+    );
+    for file in doc["files"].as_array().expect("files") {
+        let verdict = file["replay_coverage"]["verdict"]
+            .as_str()
+            .expect("verdict");
+        assert!(
+            ["complete", "no-replays"].contains(&verdict),
+            "{}: {verdict}",
+            file["path"]
+        );
+    }
+    assert_combined_sums(&doc, 9);
+    assert_eq!(doc["combined"]["replay_coverage"]["replays"], 28);
+    assert_eq!(
+        doc["combined"]["replay_coverage"]["recorded_nodes"],
+        544 + 421 + 361 + 993
+    );
+    assert_eq!(doc["verdict"], "complete");
+}
