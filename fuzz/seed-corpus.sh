@@ -68,4 +68,5 @@ rm -f "$gz/member1.gz" "$gz/member2.gz"
 zstd -q -c "$json/legacy_strings.json" > "$gz/legacy_strings.json.zst"
 printf '\x00\x05%s' '{"ph":"X","cat":"kernel","name":"a","ts":1,"dur":1,"args":{"x":[{"a":1}, {"b":2}]}},{"ph":"X","cat":"kernel","name":"},{}","ts":2,"dur":1}' > "$split/args_objects"
 
+chmod -R u+w "$here/corpus"
 echo "corpus: $(ls "$json" | wc -l) kineto_json, $(ls "$gz" | wc -l) kineto_gzip, $(ls "$split" | wc -l) kineto_split seeds under $here/corpus" >&2

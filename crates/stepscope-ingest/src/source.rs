@@ -107,20 +107,23 @@ fn read_all(mut reader: impl Read, output: &mut Vec<u8>) -> std::io::Result<()> 
     }
 }
 
-/// The gzip trailer holds the last member's size modulo 2³²; use it only as a hint.
+/// The gzip trailer holds the last member's size modulo 2³²; use it only as a hint, and
+/// never beyond what deflate can produce (about 1032:1), since a cut or corrupt file's last
+/// four bytes are arbitrary.
 fn size_hint(compressed: &[u8], compression: Compression) -> usize {
-    let fallback = compressed.len().saturating_mul(8);
+    let ceiling = compressed.len().saturating_mul(1032).min(1 << 30);
+    let fallback = compressed.len().saturating_mul(8).min(ceiling);
     if compression != Compression::Gzip || compressed.len() < 18 {
-        return fallback.min(1 << 30);
+        return fallback;
     }
     let tail: [u8; 4] = compressed[compressed.len() - 4..]
         .try_into()
         .unwrap_or([0; 4]);
     let stated = u32::from_le_bytes(tail) as usize;
     if stated >= compressed.len() {
-        stated
+        stated.min(ceiling)
     } else {
-        fallback.min(1 << 30)
+        fallback
     }
 }
 

@@ -96,8 +96,12 @@ pub(crate) fn read(
     };
     let start = skip_whitespace(bytes, start);
     let result = match bytes.get(start) {
-        Some(b'[') => read_events(bytes, start + 1, options, builder).map(|_| ()),
-        Some(b'{') => read_object(bytes, start + 1, options, builder),
+        Some(b'[') => {
+            read_events(bytes, start + 1, options, builder).and_then(|end| expect_end(bytes, end))
+        }
+        Some(b'{') => {
+            read_object(bytes, start + 1, options, builder).and_then(|end| expect_end(bytes, end))
+        }
         Some(_) => Err(ParseFailure {
             offset: start as u64,
             message: "expected `{` or `[` at the start of a Chrome-trace JSON document".to_owned(),
@@ -148,12 +152,27 @@ fn read_events(
     }
 }
 
+/// Only whitespace may follow the document: a second document or stray bytes mean the file
+/// is not what it claims to be.
+fn expect_end(bytes: &[u8], end: usize) -> Result<(), ParseFailure> {
+    let pos = skip_whitespace(bytes, end);
+    if pos >= bytes.len() {
+        return Ok(());
+    }
+    Err(ParseFailure {
+        offset: pos as u64,
+        message: "unexpected data after the end of the JSON document".to_owned(),
+        at_end_of_input: false,
+    })
+}
+
+/// Reads the top-level object after its `{`; returns the offset just past its `}`.
 fn read_object(
     bytes: &[u8],
     mut pos: usize,
     options: &KinetoJsonOptions,
     builder: &mut TraceBuilder,
-) -> Result<(), ParseFailure> {
+) -> Result<usize, ParseFailure> {
     let mut saw_events = false;
     loop {
         pos = skip_whitespace(bytes, pos);
@@ -184,7 +203,7 @@ fn read_object(
         }
     }
     if saw_events {
-        Ok(())
+        Ok(pos + 1)
     } else {
         Err(ParseFailure {
             offset: pos as u64,

@@ -59,12 +59,15 @@ pub(crate) fn parse_one<'a, T: Deserialize<'a>>(
 }
 
 fn failure_from_serde(bytes: &[u8], base: usize, error: &serde_json::Error) -> ParseFailure {
-    let at_end_of_input = error.is_eof();
-    let offset = if at_end_of_input {
+    let offset = if error.is_eof() {
         bytes.len()
     } else {
         base + offset_of_line_column(&bytes[base..], error.line(), error.column())
     };
+    // serde_json reports a number cut at the very end (`0.`, `1e`) while skipping a value as
+    // malformed, not as EOF; a break in the last byte is a truncation either way.
+    let at_end_of_input = error.is_eof() || offset + 1 >= bytes.len();
+    let offset = if at_end_of_input { bytes.len() } else { offset };
     let message = error.to_string();
     // serde_json appends " at line L column C", which is relative to our slice: drop it.
     let message = message
