@@ -126,7 +126,10 @@ fn demo_keep_writes_traces_that_analyze_reads_the_same_way() {
         (truth.replays * truth.kernels_per_replay) as u64
     );
     assert_eq!(
-        u64_at(&good, "/files/0/replay_coverage/graphs/0/expected_nodes_per_replay"),
+        u64_at(
+            &good,
+            "/files/0/replay_coverage/graphs/0/expected_nodes_per_replay"
+        ),
         truth.kernels_per_replay as u64
     );
     assert_eq!(
