@@ -1,7 +1,9 @@
 //! One module per subcommand; nothing below here sees clap types except to resolve them.
 
 mod analyze;
+mod config;
 mod demo;
+mod env;
 mod progress;
 
 use crate::Outcome;
@@ -12,5 +14,7 @@ pub fn run(cli: Cli) -> anyhow::Result<Outcome> {
     match cli.command {
         Command::Analyze(args) => analyze::run(args),
         Command::Demo(args) => demo::run(args),
+        Command::Env(args) => env::run(args),
+        Command::Config(args) => config::run(args),
     }
 }

@@ -125,13 +125,8 @@ fn demo_keep_writes_traces_that_analyze_reads_the_same_way() {
         u64_at(&good, "/files/0/replay_coverage/recorded_nodes"),
         (truth.replays * truth.kernels_per_replay) as u64
     );
-    assert_eq!(
-        u64_at(
-            &good,
-            "/files/0/replay_coverage/graphs/0/expected_nodes_per_replay"
-        ),
-        truth.kernels_per_replay as u64
-    );
+    let per_replay = "/files/0/replay_coverage/graphs/0/expected_nodes_per_replay";
+    assert_eq!(u64_at(&good, per_replay), truth.kernels_per_replay as u64);
     assert_eq!(
         u64_at(&good, "/files/0/replay_coverage/complete_replays"),
         truth.replays as u64

@@ -12,3 +12,4 @@ mod golden;
 mod json;
 mod multi_file;
 mod schema_doc;
+mod serving;

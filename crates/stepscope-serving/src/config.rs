@@ -1,0 +1,399 @@
+//! The config schema: one YAML file per server run, a profile or a baseline.
+//!
+//! ```yaml
+//! kind: profile                 # profile | baseline, explicit: never guessed from the file name
+//! framework: sglang             # sglang | vllm | atom
+//! model: Qwen/Qwen3-14B-FP8
+//! image: lmsysorg/sglang:v0.5.5-rocm700-mi30x   # optional: container image for --target docker
+//! platform: rocm                # rocm (default) | cuda: GPU device flags for docker
+//! container_args: [-v, /data:/data]              # optional: extra `docker run` arguments
+//! server:
+//!   port: 30000                 # optional: the framework's default port
+//!   host: 127.0.0.1             # optional
+//!   args: [--tp, "1"]           # launch arguments after the model and port, verbatim
+//!   launcher: [python3, -m, sglang.launch_server]   # optional: replaces the framework's command
+//! envs:                         # the server's environment; values are strings
+//!   DEBUG_CLR_GRAPH_PACKET_CAPTURE: "0"
+//! load: {concurrency: 64, input_len: 1024, output_len: 1024, num_prompts: 640}
+//! windows: [{steps: 128}, {by_stage: 32}, single_step]   # profile windows
+//! output_dir: results/sglang-profile
+//! ```
+//!
+//! Unknown keys are errors (`deny_unknown_fields`), and every error names the file, the line
+//! and the dotted key.
+
+use crate::ServingError;
+use crate::error::ConfigProblem;
+use crate::yaml_keys::{key_path_at, top_level_line};
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+/// Whether a run is profiled (switches on) or measured as shipped (switches off).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ConfigKind {
+    /// A profile run: records every graph replay; carries all three switches.
+    Profile,
+    /// A baseline (measured) run: replays as shipped; carries no switch.
+    Baseline,
+}
+
+impl ConfigKind {
+    /// `profile` or `baseline`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ConfigKind::Profile => "profile",
+            ConfigKind::Baseline => "baseline",
+        }
+    }
+}
+
+impl fmt::Display for ConfigKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The serving framework.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Framework {
+    /// SGLang (`python3 -m sglang.launch_server`).
+    Sglang,
+    /// vLLM (`vllm serve`).
+    Vllm,
+    /// AMD's ATOM (`python3 -m atom.entrypoints.openai_server`).
+    Atom,
+}
+
+impl Framework {
+    /// `sglang`, `vllm` or `atom`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Framework::Sglang => "sglang",
+            Framework::Vllm => "vllm",
+            Framework::Atom => "atom",
+        }
+    }
+}
+
+impl fmt::Display for Framework {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The GPU stack a container needs devices for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Platform {
+    /// AMD ROCm: `/dev/kfd`, `/dev/dri`, group `video`.
+    #[default]
+    Rocm,
+    /// NVIDIA CUDA: `--gpus all`.
+    Cuda,
+}
+
+impl Platform {
+    /// `rocm` or `cuda`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Platform::Rocm => "rocm",
+            Platform::Cuda => "cuda",
+        }
+    }
+}
+
+/// How the server is started.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ServerSettings {
+    /// Port; the framework's default when absent (SGLang 30000, vLLM and ATOM 8000).
+    #[serde(default)]
+    pub port: Option<u16>,
+    /// Address to listen on; the framework's default when absent.
+    #[serde(default)]
+    pub host: Option<String>,
+    /// Launch arguments after the model and port, verbatim.
+    #[serde(default)]
+    pub args: Vec<String>,
+    /// Words that start the server, replacing the framework's command (e.g. a wrapper script).
+    #[serde(default)]
+    pub launcher: Option<Vec<String>>,
+}
+
+/// The load a run drives the server with. Does not reach the server at boot.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LoadSettings {
+    /// Requests in flight.
+    pub concurrency: u32,
+    /// Prompt tokens per request (ISL).
+    pub input_len: u32,
+    /// Output tokens per request (OSL), generated with `ignore_eos`.
+    pub output_len: u32,
+    /// Requests in the run.
+    pub num_prompts: u32,
+}
+
+/// One profile window.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ProfileWindow {
+    /// N consecutive steps (`{steps: 128}`).
+    Steps(u32),
+    /// N steps of each stage, prefill and decode apart (`{by_stage: 32}`).
+    ByStage(u32),
+    /// One step (`single_step`).
+    SingleStep,
+}
+
+/// One server run, as a config file describes it.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ServingConfig {
+    /// Profile or baseline.
+    pub kind: ConfigKind,
+    /// Serving framework.
+    pub framework: Framework,
+    /// Model name or path, as the framework takes it.
+    pub model: String,
+    /// Container image, for `--target docker`.
+    #[serde(default)]
+    pub image: Option<String>,
+    /// GPU stack, for the container's device flags.
+    #[serde(default)]
+    pub platform: Platform,
+    /// Extra `docker run` arguments (volumes, shared memory).
+    #[serde(default)]
+    pub container_args: Vec<String>,
+    /// How the server starts.
+    #[serde(default)]
+    pub server: ServerSettings,
+    /// The server's environment, switches included.
+    #[serde(default)]
+    pub envs: BTreeMap<String, String>,
+    /// The load.
+    pub load: LoadSettings,
+    /// Profile windows (profiles; a baseline has none).
+    #[serde(default)]
+    pub windows: Vec<ProfileWindow>,
+    /// Where stepscope writes this run's results.
+    pub output_dir: PathBuf,
+}
+
+/// A config read from a file, with the lines its keys sit on.
+#[derive(Debug, Clone)]
+pub struct ConfigFile {
+    /// The file.
+    pub path: PathBuf,
+    /// The config.
+    pub config: ServingConfig,
+    /// Line of each `envs` entry, by variable.
+    pub env_lines: BTreeMap<String, usize>,
+    /// Line of the `envs:` key (0 when absent).
+    pub envs_line: usize,
+    /// Line of the `kind:` key.
+    pub kind_line: usize,
+}
+
+/// Only the lines of `envs` entries; every other key is ignored here.
+#[derive(Deserialize)]
+struct EnvLocations {
+    #[serde(default)]
+    envs: BTreeMap<String, serde_saphyr::Spanned<serde::de::IgnoredAny>>,
+}
+
+/// Reads and validates one config file.
+pub fn load_config(path: &Path) -> Result<ConfigFile, ServingError> {
+    let text = fs_err::read_to_string(path).map_err(|source| ServingError::Read {
+        path: path.to_owned(),
+        source,
+    })?;
+    parse_config(&text, path)
+}
+
+/// Parses and validates config text; `path` names it in errors.
+pub fn parse_config(text: &str, path: &Path) -> Result<ConfigFile, ServingError> {
+    let config: ServingConfig =
+        serde_saphyr::from_str(text).map_err(|error| yaml_error(text, path, &error))?;
+    let locations: EnvLocations =
+        serde_saphyr::from_str(text).map_err(|error| yaml_error(text, path, &error))?;
+    let env_lines = locations
+        .envs
+        .iter()
+        .map(|(key, value)| (key.clone(), value.referenced.line() as usize))
+        .collect();
+    let file = ConfigFile {
+        path: path.to_owned(),
+        config,
+        env_lines,
+        envs_line: top_level_line(text, "envs"),
+        kind_line: top_level_line(text, "kind"),
+    };
+    validate(&file, text)?;
+    Ok(file)
+}
+
+fn yaml_error(text: &str, path: &Path, error: &serde_saphyr::Error) -> ServingError {
+    let location = error.location();
+    let (line, column) = location.map_or((0, 0), |l| (l.line() as usize, l.column() as usize));
+    let key = (line > 0).then(|| key_path_at(text, line)).flatten();
+    let message = error.without_snippet().to_string();
+    let message = message
+        .rsplit_once(" at line ")
+        .map_or(message.as_str(), |(head, _)| head)
+        .to_owned();
+    config_error(path, (line, column), key, message, None)
+}
+
+/// A [`ServingError::Config`] at `(line, column)` (0 when unknown).
+pub(crate) fn config_error(
+    path: &Path,
+    (line, column): (usize, usize),
+    key: Option<String>,
+    message: String,
+    hint: Option<String>,
+) -> ServingError {
+    ServingError::Config(Box::new(ConfigProblem {
+        path: path.to_owned(),
+        line,
+        column,
+        key,
+        message,
+        hint,
+    }))
+}
+
+/// Checks what the types cannot: names, emptiness, ranges.
+fn validate(file: &ConfigFile, text: &str) -> Result<(), ServingError> {
+    let config = &file.config;
+    let error = |key: &str, message: String, hint: Option<&str>| {
+        let line = key_line(text, key);
+        config_error(
+            &file.path,
+            (line, 0),
+            Some(key.to_owned()),
+            message,
+            hint.map(str::to_owned),
+        )
+    };
+    for (name, line) in &file.env_lines {
+        if !is_variable_name(name) {
+            return Err(config_error(
+                &file.path,
+                (*line, 0),
+                Some(format!("envs.{name}")),
+                format!("`{name}` is not an environment variable name"),
+                Some("names are letters, digits and `_`, not starting with a digit".to_owned()),
+            ));
+        }
+    }
+    if config.model.trim().is_empty() {
+        return Err(error("model", "the model is empty".to_owned(), None));
+    }
+    if config.image.as_deref().is_some_and(|i| i.trim().is_empty()) {
+        return Err(error(
+            "image",
+            "the image is empty".to_owned(),
+            Some("remove the key or name an image"),
+        ));
+    }
+    if let Some(launcher) = &config.server.launcher {
+        if launcher.first().is_none_or(|word| word.trim().is_empty()) {
+            return Err(error(
+                "server.launcher",
+                "the launcher has no program".to_owned(),
+                None,
+            ));
+        }
+    }
+    validate_numbers(config, &error)
+}
+
+fn validate_numbers(
+    config: &ServingConfig,
+    error: &dyn Fn(&str, String, Option<&str>) -> ServingError,
+) -> Result<(), ServingError> {
+    let load = &config.load;
+    for (key, value) in [
+        ("load.concurrency", load.concurrency),
+        ("load.input_len", load.input_len),
+        ("load.output_len", load.output_len),
+        ("load.num_prompts", load.num_prompts),
+    ] {
+        if value == 0 {
+            return Err(error(key, "must be at least 1".to_owned(), None));
+        }
+    }
+    for window in &config.windows {
+        if matches!(window, ProfileWindow::ByStage(_)) && config.framework != Framework::Sglang {
+            return Err(error(
+                "windows",
+                format!(
+                    "`by_stage` windows are an SGLang profiler feature, not {}'s",
+                    config.framework
+                ),
+                Some("use `steps: N` or `single_step`"),
+            ));
+        }
+        if matches!(window, ProfileWindow::Steps(0) | ProfileWindow::ByStage(0)) {
+            return Err(error(
+                "windows",
+                "a window needs at least 1 step".to_owned(),
+                None,
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Line of a dotted key such as `load.concurrency` (0 when not found).
+fn key_line(text: &str, dotted: &str) -> usize {
+    (1..=text.lines().count())
+        .find(|&line| key_path_at(text, line).as_deref() == Some(dotted))
+        .unwrap_or_else(|| top_level_line(text, dotted.split('.').next().unwrap_or(dotted)))
+}
+
+/// Whether `name` can be exported by a POSIX shell.
+pub fn is_variable_name(name: &str) -> bool {
+    let mut bytes = name.bytes();
+    bytes
+        .next()
+        .is_some_and(|b| b.is_ascii_alphabetic() || b == b'_')
+        && bytes.all(|b| b.is_ascii_alphanumeric() || b == b'_')
+}
+
+/// The files a list of paths names: files as given, folders expanded to their `.yaml` and
+/// `.yml` files in name order.
+pub fn config_paths(inputs: &[PathBuf]) -> Result<Vec<PathBuf>, ServingError> {
+    let mut paths = Vec::new();
+    for input in inputs {
+        if !input.is_dir() {
+            paths.push(input.clone());
+            continue;
+        }
+        let read_error = |source| ServingError::Read {
+            path: input.clone(),
+            source,
+        };
+        let mut found = Vec::new();
+        for entry in fs_err::read_dir(input).map_err(read_error)? {
+            let path = entry.map_err(read_error)?.path();
+            let yaml = path.extension().is_some_and(|e| e == "yaml" || e == "yml");
+            if yaml && path.is_file() {
+                found.push(path);
+            }
+        }
+        if found.is_empty() {
+            return Err(ServingError::NoConfigs {
+                path: input.clone(),
+            });
+        }
+        found.sort();
+        paths.extend(found);
+    }
+    Ok(paths)
+}

@@ -1,0 +1,389 @@
+//! Which HIP runtime a server actually loads, in the order of DESIGN.md §2: the
+//! `libamdhip64.so.*` mapped in `/proc/<pid>/maps` (or the one in a Python environment's
+//! `torch/lib`), then `/opt/rocm/.info/version`, then `hipconfig --version`; and separately
+//! from a trace header's `hip_runtime_version`.
+//!
+//! Every file is read below a root folder that stands for `/` ([`DetectOptions::root`]), so
+//! tests run on fixture trees and users can point at a container's root file system; the
+//! one program run goes through [`CommandRunner`].
+
+mod command;
+mod library;
+
+pub use command::{CommandFailure, CommandRunner, SystemCommandRunner};
+
+use library::{
+    Found, hip_library_in_maps_line, python_library_folders, version_in_folder, version_of_library,
+};
+use std::fmt;
+use std::path::{Path, PathBuf};
+use stepscope_model::HipVersion;
+use stepscope_model::switches::{
+    AdviceBasis, RuntimeVersion, SWITCHES, SwitchAdvice, advice_for_header, advice_for_version,
+};
+
+/// Where to look.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct DetectOptions {
+    /// The folder that stands for `/` (default `/`).
+    pub root: PathBuf,
+    /// The server's process id; without one every process's maps are read.
+    pub pid: Option<u32>,
+    /// Python environments (venv or conda prefixes, or `site-packages` folders), paths as
+    /// seen from `root`.
+    pub python_environments: Vec<PathBuf>,
+}
+
+impl Default for DetectOptions {
+    fn default() -> Self {
+        Self {
+            root: PathBuf::from("/"),
+            pid: None,
+            python_environments: Vec::new(),
+        }
+    }
+}
+
+impl DetectOptions {
+    /// Reads below `root` instead of `/`.
+    pub fn with_root(mut self, root: impl Into<PathBuf>) -> Self {
+        self.root = root.into();
+        self
+    }
+
+    /// Reads only this process's maps.
+    pub fn with_pid(mut self, pid: Option<u32>) -> Self {
+        self.pid = pid;
+        self
+    }
+
+    /// Python environments to look in after the process maps.
+    pub fn with_python_environments(mut self, environments: Vec<PathBuf>) -> Self {
+        self.python_environments = environments;
+        self
+    }
+
+    fn under_root(&self, path: &Path) -> PathBuf {
+        self.root.join(path.strip_prefix("/").unwrap_or(path))
+    }
+}
+
+/// Where a version came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum DetectionSource {
+    /// A library mapped by a running process.
+    ProcessMaps {
+        /// The process.
+        pid: u32,
+    },
+    /// A library shipped in a Python environment.
+    PythonEnvironment,
+    /// `/opt/rocm/.info/version`.
+    RocmVersionFile,
+    /// `hipconfig --version`.
+    Hipconfig,
+    /// A Kineto trace header's `hip_runtime_version`.
+    TraceHeader,
+}
+
+impl fmt::Display for DetectionSource {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            DetectionSource::ProcessMaps { pid } => write!(f, "mapped by process {pid}"),
+            DetectionSource::PythonEnvironment => f.write_str("Python environment"),
+            DetectionSource::RocmVersionFile => f.write_str("/opt/rocm/.info/version"),
+            DetectionSource::Hipconfig => f.write_str("hipconfig --version"),
+            DetectionSource::TraceHeader => f.write_str("trace header hip_runtime_version"),
+        }
+    }
+}
+
+/// A HIP runtime version and where it was read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Detection {
+    /// The version; `patch` is `None` where the source keeps only a build number.
+    pub version: RuntimeVersion,
+    /// Where it came from.
+    pub source: DetectionSource,
+    /// The file, folder or output line that carried it.
+    pub evidence: String,
+    /// What the source cannot tell (7.2.0 from 7.2.4), when it matters.
+    pub note: Option<String>,
+    /// Other runtimes other processes map, by process id (only when no pid was given).
+    pub also_loaded: Vec<(u32, RuntimeVersion)>,
+    header: Option<HipVersion>,
+}
+
+impl Detection {
+    fn new(version: RuntimeVersion, source: DetectionSource, evidence: String) -> Self {
+        let note = version.patch.is_none().then(|| {
+            let what = match source {
+                DetectionSource::TraceHeader => "the header keeps major.minor and a build number",
+                DetectionSource::Hipconfig => "hipconfig writes major.minor and a build number",
+                _ => "the name carries a build number or no patch release",
+            };
+            format!("{what}: patch releases (7.2.0 and 7.2.4) cannot be told apart")
+        });
+        Self {
+            version,
+            source,
+            evidence,
+            note,
+            also_loaded: Vec::new(),
+            header: None,
+        }
+    }
+
+    /// The switches for this runtime; all three when other processes map another version.
+    pub fn advice(&self) -> SwitchAdvice {
+        let others: Vec<String> = self
+            .also_loaded
+            .iter()
+            .filter(|(_, version)| *version != self.version)
+            .map(|(pid, version)| format!("{version} in process {pid}"))
+            .collect();
+        if !others.is_empty() {
+            return SwitchAdvice {
+                switches: SWITCHES.to_vec(),
+                reason: format!(
+                    "several HIP runtimes are loaded ({} here, {}): set all three, or name the server with --pid",
+                    self.version,
+                    others.join(", ")
+                ),
+                basis: AdviceBasis::Unknown,
+            };
+        }
+        match self.header {
+            Some(header) => advice_for_header(header),
+            None => advice_for_version(self.version),
+        }
+    }
+}
+
+/// One source tried, and what it gave.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Attempt {
+    /// The source, in words (`/proc/4242/maps`).
+    pub source: String,
+    /// What it gave (`libamdhip64.so.7.2.70204 → 7.2.4`, `not found`).
+    pub outcome: String,
+}
+
+/// The result of [`detect_runtime`]: the first source that named a version, and every
+/// source tried up to it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DetectionReport {
+    /// The version found, if any.
+    pub detection: Option<Detection>,
+    /// Sources in the order tried.
+    pub attempts: Vec<Attempt>,
+}
+
+impl DetectionReport {
+    /// The switches to set: the detected runtime's, or all three when none was found.
+    pub fn advice(&self) -> SwitchAdvice {
+        match &self.detection {
+            Some(detection) => detection.advice(),
+            None => SwitchAdvice {
+                switches: SWITCHES.to_vec(),
+                reason: "no HIP runtime was found: set all three (a runtime ignores variables it does not define)".to_owned(),
+                basis: AdviceBasis::Unknown,
+            },
+        }
+    }
+}
+
+/// One detection source: records what it tried, returns what it found.
+type Source<'a> = &'a dyn Fn(&mut Vec<Attempt>) -> Option<Detection>;
+
+/// Finds the HIP runtime in the order of DESIGN.md §2, stopping at the first source that
+/// names a version.
+pub fn detect_runtime(options: &DetectOptions, runner: &dyn CommandRunner) -> DetectionReport {
+    let mut attempts = Vec::new();
+    let sources: [Source<'_>; 4] = [
+        &|attempts| from_process_maps(options, attempts),
+        &|attempts| from_python_environments(options, attempts),
+        &|attempts| from_version_file(options, attempts),
+        &|attempts| from_hipconfig(options, runner, attempts),
+    ];
+    let detection = sources.iter().find_map(|source| source(&mut attempts));
+    DetectionReport {
+        detection,
+        attempts,
+    }
+}
+
+/// The runtime a Kineto trace header names (`70253211` → 7.2); the patch release is lost.
+pub fn detection_from_header(hip_runtime_version: u64) -> Option<Detection> {
+    let header = HipVersion::from_header(hip_runtime_version)?;
+    let mut detection = Detection::new(
+        RuntimeVersion::from_header(header),
+        DetectionSource::TraceHeader,
+        format!("hip_runtime_version {hip_runtime_version}"),
+    );
+    detection.header = Some(header);
+    Some(detection)
+}
+
+fn from_process_maps(options: &DetectOptions, attempts: &mut Vec<Attempt>) -> Option<Detection> {
+    let pids = match options.pid {
+        Some(pid) => vec![pid],
+        None => process_ids(&options.under_root(Path::new("/proc"))),
+    };
+    let mut found: Vec<(u32, Found)> = Vec::new();
+    for &pid in &pids {
+        let maps = options.under_root(Path::new(&format!("/proc/{pid}/maps")));
+        match std::fs::read_to_string(&maps) {
+            Ok(text) => found.extend(library_in_maps(options, pid, &text, attempts)),
+            Err(error) if options.pid.is_some() => attempts.push(Attempt {
+                source: maps.display().to_string(),
+                outcome: format!("cannot be read: {error}"),
+            }),
+            Err(_) => {}
+        }
+    }
+    if options.pid.is_none() && found.is_empty() {
+        attempts.push(Attempt {
+            source: format!(
+                "{} (every process)",
+                options.under_root(Path::new("/proc")).display()
+            ),
+            outcome: format!(
+                "no process maps a HIP runtime with a version ({} processes)",
+                pids.len()
+            ),
+        });
+    }
+    let ((pid, first), rest) = found.split_first()?;
+    let mut detection = Detection::new(
+        first.version,
+        DetectionSource::ProcessMaps { pid: *pid },
+        first.evidence.display().to_string(),
+    );
+    detection.also_loaded = rest.iter().map(|(pid, f)| (*pid, f.version)).collect();
+    Some(detection)
+}
+
+/// The HIP library a maps text names, with its version, noting a library without one.
+fn library_in_maps(
+    options: &DetectOptions,
+    pid: u32,
+    text: &str,
+    attempts: &mut Vec<Attempt>,
+) -> Option<(u32, Found)> {
+    let mapped = text.lines().find_map(hip_library_in_maps_line)?;
+    let roots = [
+        options.under_root(Path::new(&format!("/proc/{pid}/root"))),
+        options.root.clone(),
+    ];
+    let found = version_of_library(mapped, &roots);
+    attempts.push(Attempt {
+        source: format!("/proc/{pid}/maps"),
+        outcome: match &found {
+            Some(found) => format!("{mapped} → {}", found.version),
+            None => format!("{mapped}: no version in its name or beside it"),
+        },
+    });
+    found.map(|found| (pid, found))
+}
+
+fn process_ids(proc: &Path) -> Vec<u32> {
+    let mut pids: Vec<u32> = std::fs::read_dir(proc)
+        .map(|entries| {
+            entries
+                .filter_map(Result::ok)
+                .filter_map(|entry| entry.file_name().to_str()?.parse().ok())
+                .collect()
+        })
+        .unwrap_or_default();
+    pids.sort_unstable();
+    pids
+}
+
+fn from_python_environments(
+    options: &DetectOptions,
+    attempts: &mut Vec<Attempt>,
+) -> Option<Detection> {
+    for environment in &options.python_environments {
+        let folder = options.under_root(environment);
+        let libraries = python_library_folders(&folder);
+        let found = libraries
+            .iter()
+            .find_map(|folder| version_in_folder(folder));
+        attempts.push(Attempt {
+            source: format!("Python environment {}", environment.display()),
+            outcome: match &found {
+                Some(found) => format!("{} → {}", found.evidence.display(), found.version),
+                None if libraries.is_empty() => {
+                    "no torch/lib or _rocm_sdk_core/lib with a HIP runtime".to_owned()
+                }
+                None => "a HIP runtime without a version in its name".to_owned(),
+            },
+        });
+        if let Some(found) = found {
+            return Some(Detection::new(
+                found.version,
+                DetectionSource::PythonEnvironment,
+                found.evidence.display().to_string(),
+            ));
+        }
+    }
+    None
+}
+
+fn from_version_file(options: &DetectOptions, attempts: &mut Vec<Attempt>) -> Option<Detection> {
+    let path = options.under_root(Path::new("/opt/rocm/.info/version"));
+    let text = std::fs::read_to_string(&path);
+    let version = text
+        .as_deref()
+        .ok()
+        .and_then(|t| RuntimeVersion::parse(t.lines().next()?));
+    attempts.push(Attempt {
+        source: path.display().to_string(),
+        outcome: match (&text, version) {
+            (_, Some(version)) => format!("{} → {version}", text.as_deref().unwrap_or("").trim()),
+            (Ok(text), None) => format!("`{}` is not a version", text.trim()),
+            (Err(error), None) => format!("cannot be read: {error}"),
+        },
+    });
+    let version = version?;
+    Some(Detection::new(
+        version,
+        DetectionSource::RocmVersionFile,
+        path.display().to_string(),
+    ))
+}
+
+fn from_hipconfig(
+    options: &DetectOptions,
+    runner: &dyn CommandRunner,
+    attempts: &mut Vec<Attempt>,
+) -> Option<Detection> {
+    let installed = options.under_root(Path::new("/opt/rocm/bin/hipconfig"));
+    let program = if installed.is_file() || options.root != Path::new("/") {
+        installed
+    } else {
+        PathBuf::from("hipconfig")
+    };
+    let output = runner.run(&program, &["--version"]);
+    let line = output
+        .as_deref()
+        .ok()
+        .and_then(|o| o.lines().find(|l| !l.trim().is_empty()));
+    let version = line.and_then(RuntimeVersion::parse);
+    attempts.push(Attempt {
+        source: format!("{} --version", program.display()),
+        outcome: match (&output, version) {
+            (_, Some(version)) => format!("{} → {version}", line.unwrap_or("").trim()),
+            (Ok(output), None) => format!("`{}` is not a version", output.trim()),
+            (Err(failure), None) => failure.to_string(),
+        },
+    });
+    Some(Detection::new(
+        version?,
+        DetectionSource::Hipconfig,
+        line.unwrap_or("").trim().to_owned(),
+    ))
+}

@@ -1,0 +1,69 @@
+//! The setup half of stepscope: what makes a profile run record every graph replay while a
+//! baseline run stays exactly as shipped (DESIGN.md §2 and §6).
+//!
+//! - [`config`]: the YAML schema of a profile or baseline run, read with errors that name
+//!   the file, the line and the key.
+//! - [`check`]: every profile carries the three runtime switches, no baseline carries one.
+//! - [`launch`] and [`mod@render`]: the exact server command, for a shell or `docker run`,
+//!   quoted so no value is split or executed.
+//! - [`mod@fingerprint`]: a hash over what reaches the server at boot, and [`may_reuse`], which
+//!   refuses a server booted for the other kind of run.
+//! - [`detect`]: which HIP runtime is actually loaded, from process maps, a Python
+//!   environment, `/opt/rocm/.info/version`, `hipconfig` or a trace header.
+//!
+//! The switch table itself lives in [`stepscope_model::switches`].
+//!
+//! ```
+//! use std::path::Path;
+//! use stepscope_serving::{Fingerprint, RenderTarget, check_config, may_reuse, parse_config, render};
+//!
+//! let profile = r#"
+//! kind: profile
+//! framework: sglang
+//! model: Qwen/Qwen3-8B
+//! envs:
+//!   DEBUG_CLR_GRAPH_PACKET_CAPTURE: "0"
+//!   DEBUG_HIP_GRAPH_SEGMENT_SCHEDULING: "0"
+//!   DEBUG_HIP_GRAPH_CLASSIC_PATH: "1"
+//!   SGLANG_TORCH_PROFILER_DIR: /tmp/traces
+//! load: {concurrency: 64, input_len: 1024, output_len: 1024, num_prompts: 640}
+//! windows: [{steps: 128}]
+//! output_dir: results/profile
+//! "#;
+//! let file = parse_config(profile, Path::new("profile_example.yaml")).unwrap();
+//! assert!(check_config(&file).is_empty());
+//! let shell = render(&file, RenderTarget::Shell).unwrap();
+//! assert!(shell.contains("export DEBUG_CLR_GRAPH_PACKET_CAPTURE=0\n"));
+//! assert!(shell.contains("python3 -m sglang.launch_server \\\n  --model-path Qwen/Qwen3-8B"));
+//!
+//! let baseline = profile
+//!     .replace("kind: profile", "kind: baseline")
+//!     .replace("  DEBUG_", "  # DEBUG_");
+//! let baseline = parse_config(&baseline, Path::new("baseline_example.yaml")).unwrap();
+//! let running = Fingerprint::of(&baseline.config);
+//! assert!(may_reuse(&running, &Fingerprint::of(&file.config)).is_err());
+//! ```
+#![warn(missing_docs)]
+
+pub mod check;
+pub mod config;
+pub mod detect;
+mod error;
+pub mod fingerprint;
+pub mod launch;
+pub mod render;
+mod yaml_keys;
+
+pub use check::{Finding, check_config, check_configs};
+pub use config::{
+    ConfigFile, ConfigKind, Framework, LoadSettings, Platform, ProfileWindow, ServerSettings,
+    ServingConfig, config_paths, load_config, parse_config,
+};
+pub use detect::{
+    CommandFailure, CommandRunner, DetectOptions, Detection, DetectionReport, DetectionSource,
+    SystemCommandRunner, detect_runtime, detection_from_header,
+};
+pub use error::{ConfigProblem, ServingError};
+pub use fingerprint::{Fingerprint, canonical_document, may_reuse};
+pub use launch::LaunchPlan;
+pub use render::{RenderTarget, render, shell_quote};

@@ -1,0 +1,307 @@
+//! Runtime detection on fixture trees (real layouts and version strings), with `hipconfig`
+//! supplied through the runner trait, and the real runner on real scripts.
+
+use crate::common::*;
+use std::cell::RefCell;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+use stepscope_model::switches::AdviceBasis;
+use stepscope_serving::{
+    CommandFailure, CommandRunner, DetectOptions, DetectionSource, SystemCommandRunner,
+    detect_runtime, detection_from_header,
+};
+
+/// A runner that answers with fixed output and records what it was asked to run.
+struct FakeRunner {
+    answer: Result<&'static str, ()>,
+    calls: RefCell<Vec<PathBuf>>,
+}
+
+impl FakeRunner {
+    fn new(answer: Result<&'static str, ()>) -> Self {
+        Self {
+            answer,
+            calls: RefCell::new(Vec::new()),
+        }
+    }
+}
+
+impl CommandRunner for FakeRunner {
+    fn run(&self, program: &Path, args: &[&str]) -> Result<String, CommandFailure> {
+        assert_eq!(args, ["--version"]);
+        self.calls.borrow_mut().push(program.to_owned());
+        self.answer
+            .map(str::to_owned)
+            .map_err(|()| CommandFailure::NotFound)
+    }
+}
+
+fn variables(advice: &stepscope_model::switches::SwitchAdvice) -> Vec<&'static str> {
+    advice.switches.iter().map(|s| s.variable).collect()
+}
+
+#[test]
+fn mapped_library_wins_over_opt_rocm() {
+    let runner = FakeRunner::new(Err(()));
+    let options = DetectOptions::default()
+        .with_root(fixture("rocm-host"))
+        .with_pid(Some(4242));
+    let report = detect_runtime(&options, &runner);
+    let detection = report.detection.as_ref().unwrap();
+    assert_eq!(detection.version.to_string(), "7.2.4");
+    assert_eq!(detection.source, DetectionSource::ProcessMaps { pid: 4242 });
+    assert_eq!(
+        detection.evidence,
+        "/opt/rocm-7.2.4/lib/libamdhip64.so.7.2.70204"
+    );
+    assert_eq!(detection.note, None);
+    assert_eq!(
+        variables(&report.advice()),
+        ["DEBUG_HIP_GRAPH_SEGMENT_SCHEDULING"]
+    );
+    assert!(
+        runner.calls.borrow().is_empty(),
+        "hipconfig is not run once a source answered"
+    );
+}
+
+#[test]
+fn without_a_pid_every_process_is_read() {
+    let options = DetectOptions::default().with_root(fixture("rocm-host"));
+    let report = detect_runtime(&options, &FakeRunner::new(Err(())));
+    let detection = report.detection.unwrap();
+    assert_eq!(detection.source, DetectionSource::ProcessMaps { pid: 4242 });
+    assert!(detection.also_loaded.is_empty());
+}
+
+#[test]
+fn a_pid_without_hip_falls_through_in_order() {
+    let runner = FakeRunner::new(Err(()));
+    let options = DetectOptions::default()
+        .with_root(fixture("rocm-host"))
+        .with_pid(Some(1));
+    let report = detect_runtime(&options, &runner);
+    let detection = report.detection.unwrap();
+    assert_eq!(detection.source, DetectionSource::RocmVersionFile);
+    assert_eq!(detection.version.to_string(), "7.2.0");
+    assert!(
+        report.attempts[0].outcome.contains("7.2.0-43"),
+        "{:?}",
+        report.attempts
+    );
+    let missing = DetectOptions::default()
+        .with_root(fixture("rocm-host"))
+        .with_pid(Some(999));
+    let report = detect_runtime(&missing, &runner);
+    assert!(
+        report.attempts[0].outcome.starts_with("cannot be read"),
+        "{:?}",
+        report.attempts
+    );
+}
+
+#[test]
+fn unversioned_torch_library_is_read_from_the_wheel() {
+    let options = DetectOptions::default()
+        .with_root(fixture("torch-wheel"))
+        .with_pid(Some(777));
+    let report = detect_runtime(&options, &FakeRunner::new(Err(())));
+    let detection = report.detection.as_ref().unwrap();
+    assert_eq!(detection.version.to_string(), "7.2");
+    assert!(
+        detection
+            .evidence
+            .ends_with("torch-2.9.1+rocm7.2.dist-info"),
+        "{}",
+        detection.evidence
+    );
+    assert!(
+        detection
+            .note
+            .as_deref()
+            .unwrap()
+            .contains("cannot be told apart")
+    );
+    let advice = report.advice();
+    assert_eq!(advice.basis, AdviceBasis::Ambiguous);
+    assert_eq!(
+        variables(&advice),
+        [
+            "DEBUG_CLR_GRAPH_PACKET_CAPTURE",
+            "DEBUG_HIP_GRAPH_SEGMENT_SCHEDULING"
+        ]
+    );
+}
+
+#[test]
+fn python_environment_when_no_process_maps_hip() {
+    let options = DetectOptions::default()
+        .with_root(fixture("therock-venv"))
+        .with_python_environments(vec![PathBuf::from("/opt/venv")]);
+    let report = detect_runtime(&options, &FakeRunner::new(Err(())));
+    let detection = report.detection.as_ref().unwrap();
+    assert_eq!(detection.source, DetectionSource::PythonEnvironment);
+    assert_eq!(detection.version.to_string(), "7.10.0");
+    assert_eq!(
+        variables(&report.advice()),
+        ["DEBUG_CLR_GRAPH_PACKET_CAPTURE"]
+    );
+    let torch = DetectOptions::default()
+        .with_root(fixture("torch-wheel"))
+        .with_pid(Some(1))
+        .with_python_environments(vec![PathBuf::from(
+            "/opt/venv/lib/python3.10/site-packages",
+        )]);
+    let report = detect_runtime(&torch, &FakeRunner::new(Err(())));
+    assert_eq!(
+        report.detection.unwrap().source,
+        DetectionSource::PythonEnvironment
+    );
+}
+
+#[test]
+fn hipconfig_last_and_its_build_number_is_not_a_patch() {
+    let empty = tempfile::tempdir().unwrap();
+    let runner = FakeRunner::new(Ok("7.2.53211-aee46ad448\n"));
+    let report = detect_runtime(&DetectOptions::default().with_root(empty.path()), &runner);
+    let detection = report.detection.as_ref().unwrap();
+    assert_eq!(detection.source, DetectionSource::Hipconfig);
+    assert_eq!(detection.version.to_string(), "7.2");
+    assert!(detection.note.as_deref().unwrap().contains("hipconfig"));
+    assert_eq!(
+        runner.calls.borrow().as_slice(),
+        [empty.path().join("opt/rocm/bin/hipconfig")]
+    );
+    assert_eq!(
+        report.attempts.len(),
+        3,
+        "maps, version file, hipconfig: {:?}",
+        report.attempts
+    );
+    assert_eq!(report.advice().switches.len(), 2);
+}
+
+#[test]
+fn nothing_found_sets_all_three() {
+    let empty = tempfile::tempdir().unwrap();
+    let report = detect_runtime(
+        &DetectOptions::default().with_root(empty.path()),
+        &FakeRunner::new(Err(())),
+    );
+    assert!(report.detection.is_none());
+    assert_eq!(report.attempts.last().unwrap().outcome, "not found");
+    let advice = report.advice();
+    assert_eq!(
+        (advice.switches.len(), advice.basis),
+        (3, AdviceBasis::Unknown)
+    );
+}
+
+#[test]
+fn two_processes_with_different_runtimes_set_all_three() {
+    let root = tempfile::tempdir().unwrap();
+    for (pid, library) in [
+        (10, "/opt/rocm-7.2.4/lib/libamdhip64.so.7.2.70204"),
+        (20, "/opt/rocm-7.2.0/lib/libamdhip64.so.7.2.70200"),
+    ] {
+        let dir = root.path().join(format!("proc/{pid}"));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(
+            dir.join("maps"),
+            format!("7f2b3c000000-7f2b3c1f4000 r-xp 00000000 103:02 4063326    {library}\n"),
+        )
+        .unwrap();
+    }
+    let report = detect_runtime(
+        &DetectOptions::default().with_root(root.path()),
+        &FakeRunner::new(Err(())),
+    );
+    let advice = report.advice();
+    assert_eq!(advice.switches.len(), 3);
+    assert!(
+        advice.reason.contains("7.2.0 in process 20"),
+        "{}",
+        advice.reason
+    );
+    let one = DetectOptions::default()
+        .with_root(root.path())
+        .with_pid(Some(20));
+    let report = detect_runtime(&one, &FakeRunner::new(Err(())));
+    assert_eq!(
+        variables(&report.advice()),
+        ["DEBUG_CLR_GRAPH_PACKET_CAPTURE"]
+    );
+}
+
+#[test]
+fn trace_header_cannot_tell_patch_releases_apart() {
+    let detection = detection_from_header(70253211).unwrap();
+    assert_eq!(detection.source, DetectionSource::TraceHeader);
+    assert_eq!(detection.version.to_string(), "7.2");
+    assert!(
+        detection
+            .note
+            .as_deref()
+            .unwrap()
+            .contains("7.2.0 and 7.2.4")
+    );
+    let advice = detection.advice();
+    assert_eq!(advice.switches.len(), 2);
+    assert!(advice.reason.contains("write the same header version"));
+    assert!(detection_from_header(0).is_none());
+}
+
+fn script(root: &Path, body: &str) -> PathBuf {
+    let path = root.join("opt/rocm/bin/hipconfig");
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(&path, format!("#!/bin/sh\n{body}\n")).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    path
+}
+
+#[test]
+fn real_runner_runs_a_real_hipconfig() {
+    let root = tempfile::tempdir().unwrap();
+    script(root.path(), "echo 7.13.99004-3309c611");
+    let report = detect_runtime(
+        &DetectOptions::default().with_root(root.path()),
+        &SystemCommandRunner::default(),
+    );
+    let detection = report.detection.unwrap();
+    assert_eq!(
+        (detection.source, detection.version.to_string()),
+        (DetectionSource::Hipconfig, "7.13".to_owned())
+    );
+}
+
+#[test]
+fn real_runner_reports_missing_failing_and_hanging_programs() {
+    let root = tempfile::tempdir().unwrap();
+    let runner = SystemCommandRunner::new(Duration::from_millis(300));
+    let missing = runner.run(&root.path().join("no-such-program"), &["--version"]);
+    assert!(
+        matches!(missing, Err(CommandFailure::NotFound)),
+        "{missing:?}"
+    );
+    let failing = script(root.path(), "echo broken >&2; exit 3");
+    let failed = runner
+        .run(&failing, &["--version"])
+        .unwrap_err()
+        .to_string();
+    assert!(
+        failed.contains("broken") && failed.contains('3'),
+        "{failed}"
+    );
+    let hanging = script(root.path(), "exec sleep 30");
+    let started = Instant::now();
+    let timed_out = runner.run(&hanging, &["--version"]);
+    assert!(
+        matches!(timed_out, Err(CommandFailure::TimedOut(_))),
+        "{timed_out:?}"
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "killed at the timeout"
+    );
+}

@@ -1,0 +1,133 @@
+//! `stepscope config check|render|fingerprint`: the shipped and user server configs.
+//!
+//! Exit codes: `check` exits 3 when it finds a problem (each named by file, line and key)
+//! and 2 when a file cannot be read or parsed; `render` and `fingerprint` exit 2 on a bad
+//! config.
+
+use crate::Outcome;
+use crate::cli::{ConfigArgs, ConfigCommand, LaunchTarget};
+use crate::output;
+use std::fmt::Write as _;
+use std::path::PathBuf;
+use stepscope_serving::{
+    ConfigFile, Fingerprint, RenderTarget, ServingError, canonical_document, check_configs,
+    config_paths, load_config, render,
+};
+
+/// `stepscope config`.
+pub fn run(args: ConfigArgs) -> anyhow::Result<Outcome> {
+    let ConfigArgs { command } = args;
+    match command {
+        ConfigCommand::Check(args) => check(&args.inputs),
+        ConfigCommand::Render(args) => {
+            let target = match args.target {
+                LaunchTarget::Shell => RenderTarget::Shell,
+                LaunchTarget::Docker => RenderTarget::Docker,
+            };
+            render_one(args.config, target)
+        }
+        ConfigCommand::Fingerprint(args) => fingerprint(&args.inputs, args.explain),
+    }
+}
+
+/// Loads every config the inputs name; prints each failure and counts it.
+fn load_all(inputs: &[PathBuf]) -> (Vec<ConfigFile>, usize) {
+    let paths = match config_paths(inputs) {
+        Ok(paths) => paths,
+        Err(error) => {
+            report(error);
+            return (Vec::new(), 1);
+        }
+    };
+    let mut files = Vec::new();
+    let mut failed = 0;
+    for path in paths {
+        match load_config(&path) {
+            Ok(file) => files.push(file),
+            Err(error) => {
+                report(error);
+                failed += 1;
+            }
+        }
+    }
+    (files, failed)
+}
+
+fn report(error: ServingError) {
+    output::print_error(&anyhow::Error::new(error));
+}
+
+fn check(inputs: &[PathBuf]) -> anyhow::Result<Outcome> {
+    let (files, failed) = load_all(inputs);
+    let findings = check_configs(&files);
+    let mut out = String::new();
+    for file in &files {
+        let problems = findings.iter().filter(|f| f.path == file.path).count();
+        let status = if problems == 0 { "ok" } else { "FAIL" };
+        let _ = writeln!(
+            out,
+            "{status:<4} {} ({}, {})",
+            file.path.display(),
+            file.config.kind,
+            file.config.framework
+        );
+    }
+    for finding in &findings {
+        let _ = writeln!(out, "{finding}");
+    }
+    let _ = writeln!(
+        out,
+        "{} config(s) checked: {} problem(s){}",
+        files.len(),
+        findings.len(),
+        if failed > 0 {
+            format!(", {failed} unreadable")
+        } else {
+            String::new()
+        }
+    );
+    output::print(&out)?;
+    Ok(if failed > 0 {
+        Outcome::InputError
+    } else if !findings.is_empty() {
+        Outcome::VerdictFailed
+    } else {
+        Outcome::Success
+    })
+}
+
+fn render_one(path: PathBuf, target: RenderTarget) -> anyhow::Result<Outcome> {
+    let rendered = load_config(&path).and_then(|file| render(&file, target));
+    match rendered {
+        Ok(text) => {
+            output::print(&text)?;
+            Ok(Outcome::Success)
+        }
+        Err(error) => {
+            report(error);
+            Ok(Outcome::InputError)
+        }
+    }
+}
+
+fn fingerprint(inputs: &[PathBuf], explain: bool) -> anyhow::Result<Outcome> {
+    let (files, failed) = load_all(inputs);
+    let mut out = String::new();
+    for file in &files {
+        let _ = writeln!(
+            out,
+            "{}  {}",
+            Fingerprint::of(&file.config),
+            file.path.display()
+        );
+        if explain {
+            let _ = writeln!(out, "{}", canonical_document(&file.config));
+        }
+    }
+    output::print(&out)?;
+    Ok(if failed > 0 {
+        Outcome::InputError
+    } else {
+        Outcome::Success
+    })
+}
