@@ -46,12 +46,15 @@ pub enum IngestError {
     },
     /// The content matches no known format.
     #[error(
-        "`{}` is not a format stepscope reads\nhint: stepscope reads PyTorch profiler (Kineto) Chrome-trace JSON: `.json`, `.json.gz`, `.json.zst`",
-        path.as_deref().map_or_else(|| "input".into(), |p| p.display().to_string())
+        "`{}` is not a format stepscope reads{}\nhint: stepscope reads PyTorch profiler (Kineto) Chrome-trace JSON: `.json`, `.json.gz`, `.json.zst`",
+        path.as_deref().map_or_else(|| "input".into(), |p| p.display().to_string()),
+        recognised.map(|what| format!(" yet (it looks like {what})")).unwrap_or_default()
     )]
     UnknownFormat {
         /// The file, when reading from one.
         path: Option<PathBuf>,
+        /// What the content looks like, when it is a known profiler format not yet read.
+        recognised: Option<&'static str>,
     },
 }
 
@@ -88,8 +91,9 @@ impl IngestError {
                 message,
                 truncated,
             },
-            IngestError::UnknownFormat { .. } => IngestError::UnknownFormat {
+            IngestError::UnknownFormat { recognised, .. } => IngestError::UnknownFormat {
                 path: Some(file.to_owned()),
+                recognised,
             },
             other => other,
         }

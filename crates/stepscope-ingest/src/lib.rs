@@ -118,6 +118,12 @@ fn mark_inflate_partial(trace: &mut Trace, compressed_offset: u64) {
 
 /// Reads a whole trace from decompressed bytes.
 pub fn read_trace_bytes(bytes: &[u8], options: &ReadOptions) -> Result<Trace, IngestError> {
+    if let Some(recognised) = recognise_other(bytes) {
+        return Err(IngestError::UnknownFormat {
+            path: None,
+            recognised: Some(recognised),
+        });
+    }
     match TraceFormat::detect(bytes) {
         Some(TraceFormat::KinetoJson) => {
             let mut builder = TraceBuilder::new();
@@ -125,6 +131,61 @@ pub fn read_trace_bytes(bytes: &[u8], options: &ReadOptions) -> Result<Trace, In
                 .map_err(IngestError::from_parse_failure)?;
             Ok(builder.finish())
         }
-        None => Err(IngestError::UnknownFormat { path: None }),
+        None => Err(IngestError::UnknownFormat {
+            path: None,
+            recognised: recognise_other(bytes),
+        }),
+    }
+}
+
+/// Names profiler formats that stepscope recognises but does not read yet (DESIGN.md §5),
+/// so the error can say what the file is.
+fn recognise_other(head: &[u8]) -> Option<&'static str> {
+    let head = &head[..head.len().min(4096)];
+    let has = |needle: &[u8]| head.windows(needle.len()).any(|w| w == needle);
+    if head.starts_with(b"SQLite format 3\0") {
+        Some("an SQLite database: rocpd, RPD or an Nsight Systems export")
+    } else if has(b"\"rocprofiler-sdk-tool\"") {
+        Some("rocprofv3 JSON")
+    } else if !head.trim_ascii_start().starts_with(b"{")
+        && !head.trim_ascii_start().starts_with(b"[")
+        && (head.starts_with(b"\"Kind\",\"Agent_Id\"") || has(b"\"Correlation_Id\""))
+    {
+        Some("rocprofv3 CSV")
+    } else {
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn other_profiler_formats_are_named_in_the_error() {
+        let cases: [(&[u8], Option<&str>); 4] = [
+            (
+                b"SQLite format 3\0rest",
+                Some("an SQLite database: rocpd, RPD or an Nsight Systems export"),
+            ),
+            (
+                br#"{"rocprofiler-sdk-tool":[{"metadata":{}}]}"#,
+                Some("rocprofv3 JSON"),
+            ),
+            (
+                b"\"Kind\",\"Agent_Id\",\"Queue_Id\"\n",
+                Some("rocprofv3 CSV"),
+            ),
+            (b"plain text", None),
+        ];
+        for (bytes, expected) in cases {
+            match read_trace_bytes(bytes, &ReadOptions::default()) {
+                Err(IngestError::UnknownFormat { recognised, .. }) => {
+                    assert_eq!(recognised, expected)
+                }
+                Err(IngestError::Json { .. }) if expected.is_none() => {}
+                other => panic!("{:?}: {other:?}", String::from_utf8_lossy(bytes)),
+            }
+        }
     }
 }
