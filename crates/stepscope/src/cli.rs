@@ -23,6 +23,7 @@ pub enum Command {
     ///   stepscope analyze t.json.gz --json > report.json
     ///   stepscope analyze t.json.gz --fail-on-incomplete   # exit 3 when replays are missing
     ///   stepscope analyze t.json.gz --capture capture_traces/bs_32_rank0.json.gz
+    #[command(verbatim_doc_comment)]
     Analyze(AnalyzeArgs),
     /// Run the built-in example: a realistic SGLang decode trace, once complete and once with
     /// the ROCm symptom (only the replay before each host sync keeps its kernels).
@@ -30,6 +31,7 @@ pub enum Command {
     /// EXAMPLES:
     ///   stepscope demo
     ///   stepscope demo --keep demo-traces/     # also keep the two generated traces
+    #[command(verbatim_doc_comment)]
     Demo(DemoArgs),
     /// Print the runtime switches that make the profiler record every graph replay on a HIP
     /// runtime, and why.
@@ -47,6 +49,7 @@ pub enum Command {
     ///   stepscope env --detect --python-env /opt/venv   # the one PyTorch ships in torch/lib
     ///   stepscope env --trace t.json.gz            # from a trace's hip_runtime_version
     ///   stepscope env --cuda                       # no switch; Nsight Systems note
+    #[command(verbatim_doc_comment)]
     Env(EnvArgs),
     /// Check, render and fingerprint profile and baseline server configs (YAML).
     ///
@@ -58,7 +61,31 @@ pub enum Command {
     ///   stepscope config render configs/profile_sglang.yaml --target shell
     ///   stepscope config render configs/profile_vllm.yaml --target docker
     ///   stepscope config fingerprint configs/profile_sglang.yaml configs/baseline_sglang.yaml
+    #[command(verbatim_doc_comment)]
     Config(ConfigArgs),
+    /// Load an OpenAI-compatible server (vLLM, SGLang, ATOM) with streaming requests and
+    /// measure TTFT, TPOT, ITL, E2E latency and throughput as `vllm bench serve` defines them.
+    ///
+    /// Sends --num-prompts requests to /v1/completions (/v1/chat/completions with --api chat)
+    /// with stream, ignore_eos and max_tokens = --output-len, at a fixed concurrency (a
+    /// request starts when one finishes) or at Poisson arrivals (--request-rate). Prompts are
+    /// --input-len random token ids from --seed, or words of a local tokenizer.json. Output
+    /// token counts come from the server's usage chunk. Percentiles: numpy's linear method.
+    ///
+    /// Prints a table on stdout; --json writes every request's timings and the summary.
+    /// Failed requests are counted by reason (http_status, connect, closed_stream, timeout,
+    /// bad_sse, server_error, no_tokens, bad_response) and never hang the run. Ctrl-C stops
+    /// it: what was measured is printed and saved, marked partial, and the exit code is 130.
+    ///
+    /// EXAMPLES:
+    ///   stepscope bench --url http://127.0.0.1:8000 --model Qwen/Qwen3-8B --concurrency 64 \
+    ///       --input-len 1024 --output-len 1024 --num-prompts 512 --warmup 8 --json out.json
+    ///   stepscope bench --model M --request-rate 4 --num-prompts 200     # Poisson arrivals
+    ///   stepscope bench --model M --tokenizer tokenizer.json              # ids below its vocabulary
+    ///   stepscope bench --model M --api chat --tokenizer tokenizer.json   # chat, text prompts
+    ///   stepscope bench --model M --json - > run.json     # JSON on stdout, the table on stderr
+    #[command(verbatim_doc_comment)]
+    Bench(BenchArgs),
 }
 
 /// When to colour the terminal report.
@@ -177,6 +204,7 @@ pub enum ConfigCommand {
     /// EXAMPLES:
     ///   stepscope config check configs/
     ///   stepscope config check my_profile.yaml my_baseline.yaml
+    #[command(verbatim_doc_comment)]
     Check(ConfigCheckArgs),
     /// Print the exact launch command of a config: export lines and the server command, or
     /// one `docker run`.
@@ -184,6 +212,7 @@ pub enum ConfigCommand {
     /// EXAMPLES:
     ///   stepscope config render configs/profile_sglang.yaml > launch.sh && bash launch.sh
     ///   stepscope config render configs/baseline_vllm.yaml --target docker
+    #[command(verbatim_doc_comment)]
     Render(ConfigRenderArgs),
     /// Print each config's reuse fingerprint: a hash over what reaches the server at boot
     /// (framework, model, image, launch arguments, environment), not load, windows or output.
@@ -191,6 +220,7 @@ pub enum ConfigCommand {
     /// EXAMPLES:
     ///   stepscope config fingerprint configs/profile_sglang.yaml
     ///   stepscope config fingerprint configs/ --explain   # also the hashed document
+    #[command(verbatim_doc_comment)]
     Fingerprint(ConfigFingerprintArgs),
 }
 
@@ -231,4 +261,78 @@ pub struct ConfigFingerprintArgs {
     /// Also print the canonical document that is hashed.
     #[arg(long)]
     pub explain: bool,
+}
+
+/// The API `bench` talks to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum BenchApi {
+    /// /v1/completions: token-id or text prompts.
+    Completions,
+    /// /v1/chat/completions: one user message (text prompts, needs --tokenizer).
+    Chat,
+}
+
+/// What `bench` sends as prompts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum PromptFormat {
+    /// Token-id arrays of exactly --input-len ids (no tokenizer needed).
+    Ids,
+    /// Text of --input-len whole-word tokens of --tokenizer (the server re-tokenizes it).
+    Text,
+}
+
+/// Arguments of `bench`.
+#[derive(Debug, Args)]
+pub struct BenchArgs {
+    /// Base URL of the server (http only).
+    #[arg(long, default_value = "http://127.0.0.1:8000", value_name = "URL")]
+    pub url: String,
+    /// The model the server serves: the `model` field of every request.
+    #[arg(long, value_name = "NAME")]
+    pub model: String,
+    /// The API.
+    #[arg(long, value_enum, default_value_t = BenchApi::Completions)]
+    pub api: BenchApi,
+    /// Requests in flight at most; a request starts when one finishes.
+    #[arg(long, default_value_t = 64, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub concurrency: u32,
+    /// Prompt tokens per request.
+    #[arg(long, default_value_t = 1024, value_name = "TOKENS", value_parser = clap::value_parser!(u32).range(1..))]
+    pub input_len: u32,
+    /// Output tokens per request (max_tokens, with ignore_eos).
+    #[arg(long, default_value_t = 1024, value_name = "TOKENS", value_parser = clap::value_parser!(u32).range(1..))]
+    pub output_len: u32,
+    /// Measured requests.
+    #[arg(long, default_value_t = 512, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub num_prompts: u32,
+    /// Poisson arrivals at this many requests per second, still at most --concurrency in
+    /// flight; `inf` (default): as fast as the concurrency allows.
+    #[arg(long, value_name = "PER_SECOND")]
+    pub request_rate: Option<f64>,
+    /// Requests run before the measurement, with prompts of their own, not reported.
+    #[arg(long, default_value_t = 0, value_name = "N")]
+    pub warmup: u32,
+    /// Seed of prompts and arrivals: the same seed sends the same prompts.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// Token ids are drawn from [0, N) [default: 2048, or the size of --tokenizer].
+    #[arg(long, value_name = "N", conflicts_with = "tokenizer", value_parser = clap::value_parser!(u32).range(1..))]
+    pub vocab_size: Option<u32>,
+    /// A local tokenizer.json: ids are drawn below its vocabulary size, and text prompts
+    /// are made of its whole-word tokens.
+    #[arg(long, value_name = "FILE")]
+    pub tokenizer: Option<PathBuf>,
+    /// Prompts as token ids or text [default: ids; text with --api chat].
+    #[arg(long, value_enum)]
+    pub prompt_format: Option<PromptFormat>,
+    /// Longest time one request may take, from sending to the end of its stream.
+    #[arg(long, default_value_t = 600.0, value_name = "SECONDS")]
+    pub timeout_s: f64,
+    /// Write the JSON document (settings, summary, every request) to FILE; `-`: to stdout,
+    /// with the table on stderr.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// No progress bar.
+    #[arg(long)]
+    pub no_progress: bool,
 }

@@ -18,6 +18,8 @@ pub enum Outcome {
     InputError,
     /// `--fail-on-incomplete` and replays are missing (3).
     VerdictFailed,
+    /// Stopped by Ctrl-C after writing what was measured (130, as shells report SIGINT).
+    Interrupted,
 }
 
 fn main() -> ExitCode {
@@ -26,6 +28,7 @@ fn main() -> ExitCode {
         Ok(Outcome::Success) => ExitCode::SUCCESS,
         Ok(Outcome::InputError) => ExitCode::from(2),
         Ok(Outcome::VerdictFailed) => ExitCode::from(3),
+        Ok(Outcome::Interrupted) => ExitCode::from(130),
         Err(error) if output::is_broken_pipe(&error) => ExitCode::SUCCESS,
         Err(error) => {
             output::print_error(&error);

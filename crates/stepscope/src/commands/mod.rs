@@ -1,6 +1,7 @@
 //! One module per subcommand; nothing below here sees clap types except to resolve them.
 
 mod analyze;
+mod bench;
 mod config;
 mod demo;
 mod env;
@@ -16,5 +17,6 @@ pub fn run(cli: Cli) -> anyhow::Result<Outcome> {
         Command::Demo(args) => demo::run(args),
         Command::Env(args) => env::run(args),
         Command::Config(args) => config::run(args),
+        Command::Bench(args) => bench::run(args),
     }
 }

@@ -3,6 +3,7 @@
 //! messages, the JSON document, the CSV tables and golden outputs.
 
 mod bad_input;
+mod bench;
 mod common;
 mod csv_capture;
 mod demo;

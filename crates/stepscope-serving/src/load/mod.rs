@@ -1,0 +1,70 @@
+//! A load generator for OpenAI-compatible servers (vLLM, SGLang, ATOM), as exact as
+//! `vllm bench serve` and much lighter on the client (DESIGN.md §7).
+//!
+//! [`run_benchmark`] sends `num_prompts` streaming requests to `/v1/completions` (or
+//! `/v1/chat/completions`) at a fixed concurrency — a request starts when one finishes — or
+//! at a seeded Poisson arrival rate, with `ignore_eos` and `max_tokens = output_len`, so every
+//! request generates exactly `output_len` tokens. Prompts are `input_len` random token ids
+//! (no tokenizer needed) or words from a local `tokenizer.json` ([`prompts`]).
+//!
+//! Requests go over a small HTTP/1.1 client of its own (plain HTTP, keep-alive, chunked
+//! decoding; see [`Endpoint`]) that hands each socket read to the SSE parser at once. Every
+//! streamed chunk is timestamped when the read that carried it returned, by a [`Clock`]; the metrics
+//! follow `vllm bench serve` ([`stats`]): TTFT, TPOT = (latency − TTFT)/(output tokens − 1),
+//! ITL pooled over requests, E2E latency, and throughput over the wall time of the run after
+//! warmup. Percentiles use numpy's default linear interpolation, so numbers agree with the
+//! Python tools. Failed requests are counted by [`FailureKind`] and never hang a run; a stop
+//! future (Ctrl-C in the binary) ends it early with a report marked partial.
+//!
+//! [`instant_server`] is a test and benchmark helper: a real HTTP/SSE server on 127.0.0.1
+//! that answers instantly, or paced, or with injected faults.
+//!
+//! ```
+//! use stepscope_serving::load::instant_server::{InstantServer, InstantServerOptions};
+//! use stepscope_serving::load::{BenchOptions, BenchProgress, MonotonicClock, run_benchmark};
+//!
+//! let server = InstantServer::start(InstantServerOptions::default()).unwrap();
+//! let mut options = BenchOptions::default();
+//! options.base_url = server.base_url();
+//! options.model = "tiny".to_owned();
+//! options.concurrency = 4;
+//! options.num_prompts = 8;
+//! options.input_len = 16;
+//! options.output_len = 32;
+//! let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+//! let report = runtime
+//!     .block_on(run_benchmark(
+//!         &options,
+//!         &MonotonicClock::new(),
+//!         &BenchProgress::default(),
+//!         std::future::pending::<()>(),
+//!     ))
+//!     .unwrap();
+//! assert_eq!(report.summary.requests_completed, 8);
+//! assert_eq!(report.summary.output_tokens, 8 * 32);
+//! assert!(report.requests.iter().all(|request| request.itl.len() == 31));
+//! ```
+
+mod clock;
+mod error;
+mod http1;
+pub mod instant_server;
+mod options;
+pub mod prompts;
+mod record;
+mod report;
+mod request;
+mod runner;
+pub mod schedule;
+mod sse;
+pub mod stats;
+
+pub use clock::{Clock, MonotonicClock};
+pub use error::LoadError;
+pub use http1::Endpoint;
+pub use options::{Api, BenchOptions, PromptSource};
+pub use prompts::WordVocabulary;
+pub use record::{FailureKind, OutputTokenSource, RequestError, RequestRecord};
+pub use report::{BenchReport, BenchSummary, ReportSettings, SCHEMA_VERSION, Throughput};
+pub use runner::{BenchProgress, run_benchmark};
+pub use stats::{LatencyStats, PERCENTILE_METHOD};

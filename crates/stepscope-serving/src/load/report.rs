@@ -1,0 +1,362 @@
+//! The result of a run: settings, summary and every request, and its JSON form
+//! (schema version 1, documented in the README section "Load generator").
+
+use crate::load::options::{Api, BenchOptions};
+use crate::load::record::{FailureKind, OutputTokenSource, RequestError, RequestRecord};
+use crate::load::stats::{LatencyStats, PERCENTILE_METHOD};
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::io::Write;
+use stepscope_model::{Duration, Timestamp};
+
+/// Version of the JSON document; raised when a field changes meaning or is removed.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// What a run was asked to do, as the report states it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ReportSettings {
+    /// The endpoint requests went to.
+    pub url: String,
+    /// The `model` field.
+    pub model: String,
+    /// `completions` or `chat`.
+    pub api: Api,
+    /// Requests in flight at most.
+    pub concurrency: usize,
+    /// Measured requests asked for.
+    pub num_prompts: usize,
+    /// Prompt tokens per request.
+    pub input_len: usize,
+    /// Output tokens per request.
+    pub output_len: usize,
+    /// Poisson arrival rate per second; `null`: as fast as the concurrency allows.
+    pub request_rate: Option<f64>,
+    /// Warmup requests.
+    pub warmup: usize,
+    /// Seed of prompts and arrivals.
+    pub seed: u64,
+    /// `token_ids` or `text`.
+    pub prompt_format: &'static str,
+    /// Token ids are drawn below this.
+    pub vocab_size: u32,
+    /// Per-request timeout.
+    pub timeout_s: f64,
+    /// `ignore_eos` as sent.
+    pub ignore_eos: bool,
+}
+
+/// Totals, throughput and latency statistics over the completed measured requests, with
+/// the definitions of `vllm bench serve`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct BenchSummary {
+    /// Measured requests started.
+    pub requests_started: u64,
+    /// Completed: `[DONE]` after at least one token chunk.
+    pub requests_completed: u64,
+    /// Failed, cancelled ones not included.
+    pub requests_failed: u64,
+    /// In flight when the run was stopped.
+    pub requests_cancelled: u64,
+    /// Warmup requests run before the measurement.
+    pub warmup_requests: u64,
+    /// Of which failed.
+    pub warmup_failed: u64,
+    /// Wall time from the first measured request to the end of the last (or the stop).
+    pub duration_s: f64,
+    /// Prompt tokens of completed requests.
+    pub input_tokens: u64,
+    /// Output tokens of completed requests.
+    pub output_tokens: u64,
+    /// Completed requests whose output count is the server's `usage.completion_tokens`.
+    pub output_tokens_from_usage: u64,
+    /// Completed requests whose output count is their count of text chunks.
+    pub output_tokens_from_chunks: u64,
+    /// Per second of `duration_s`.
+    pub throughput: Throughput,
+    /// Time to first token chunk.
+    pub ttft_ms: Option<LatencyStats>,
+    /// Time per output token after the first, per request with more than one.
+    pub tpot_ms: Option<LatencyStats>,
+    /// Gaps between token chunks, pooled over requests.
+    pub itl_ms: Option<LatencyStats>,
+    /// Request latency to the last token chunk.
+    pub e2e_ms: Option<LatencyStats>,
+    /// Failed requests by reason.
+    pub failures: BTreeMap<FailureKind, u64>,
+    /// How percentiles are computed.
+    pub percentile_method: &'static str,
+}
+
+/// Rates over the run's wall time.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Throughput {
+    /// Completed requests per second.
+    pub requests_per_s: f64,
+    /// Output tokens per second.
+    pub output_tokens_per_s: f64,
+    /// Input and output tokens per second.
+    pub total_tokens_per_s: f64,
+}
+
+/// A finished (or stopped) run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BenchReport {
+    /// Stopped before every request ended.
+    pub partial: bool,
+    /// What was asked.
+    pub settings: ReportSettings,
+    /// The numbers.
+    pub summary: BenchSummary,
+    /// Every measured request that started, by index.
+    pub requests: Vec<RequestRecord>,
+    /// Clock time of the start of the measurement; request starts are reported relative to it.
+    pub start: Timestamp,
+}
+
+impl BenchReport {
+    /// Summarizes `requests` measured over `span` (clock start and end); `warmup` is the
+    /// count of warmup requests and of those that failed.
+    pub(crate) fn new(
+        options: &BenchOptions,
+        requests: Vec<RequestRecord>,
+        span: (Timestamp, Timestamp),
+        partial: bool,
+        warmup: (usize, usize),
+    ) -> Self {
+        let mut summary = summarize(&requests, span.1 - span.0);
+        summary.warmup_requests = warmup.0 as u64;
+        summary.warmup_failed = warmup.1 as u64;
+        Self {
+            partial,
+            settings: settings(options),
+            summary,
+            requests,
+            start: span.0,
+        }
+    }
+
+    /// Writes the JSON document (one line).
+    pub fn write_json<W: Write>(&self, writer: W) -> serde_json::Result<()> {
+        let document = WireReport {
+            schema_version: SCHEMA_VERSION,
+            partial: self.partial,
+            settings: &self.settings,
+            summary: &self.summary,
+            requests: self
+                .requests
+                .iter()
+                .map(|record| self.wire(record))
+                .collect(),
+        };
+        serde_json::to_writer(writer, &document)
+    }
+
+    fn wire<'a>(&self, record: &'a RequestRecord) -> WireRequest<'a> {
+        WireRequest {
+            index: record.index,
+            start_s: (record.start - self.start).as_nanos() as f64 / 1e9,
+            ttft_ms: record.ttft.map(Duration::as_millis_f64),
+            latency_ms: record.latency.map(Duration::as_millis_f64),
+            input_tokens: record.input_tokens,
+            output_tokens: record.output_tokens,
+            output_tokens_source: record.output_tokens_source,
+            itl_ms: record.itl.iter().map(|gap| gap.as_millis_f64()).collect(),
+            error: record.error.as_ref(),
+        }
+    }
+}
+
+#[derive(Serialize)]
+struct WireReport<'a> {
+    schema_version: u32,
+    partial: bool,
+    settings: &'a ReportSettings,
+    summary: &'a BenchSummary,
+    requests: Vec<WireRequest<'a>>,
+}
+
+#[derive(Serialize)]
+struct WireRequest<'a> {
+    index: usize,
+    start_s: f64,
+    ttft_ms: Option<f64>,
+    latency_ms: Option<f64>,
+    input_tokens: u64,
+    output_tokens: u64,
+    output_tokens_source: OutputTokenSource,
+    itl_ms: Vec<f64>,
+    error: Option<&'a RequestError>,
+}
+
+fn settings(options: &BenchOptions) -> ReportSettings {
+    ReportSettings {
+        url: options
+            .endpoint_url()
+            .map_or_else(|_| options.base_url.clone(), |url| url.to_string()),
+        model: options.model.clone(),
+        api: options.api,
+        concurrency: options.concurrency,
+        num_prompts: options.num_prompts,
+        input_len: options.input_len,
+        output_len: options.output_len,
+        request_rate: options.request_rate,
+        warmup: options.warmup,
+        seed: options.seed,
+        prompt_format: options.prompts.format_name(),
+        vocab_size: options.prompts.vocab_size(),
+        timeout_s: options.timeout.as_secs_f64(),
+        ignore_eos: options.ignore_eos,
+    }
+}
+
+/// The summary over `requests` measured for `duration`.
+pub(crate) fn summarize(requests: &[RequestRecord], duration: Duration) -> BenchSummary {
+    let completed: Vec<&RequestRecord> = requests.iter().filter(|r| r.is_ok()).collect();
+    let mut failures = BTreeMap::new();
+    let mut cancelled = 0;
+    for error in requests.iter().filter_map(|record| record.error.as_ref()) {
+        match error.kind {
+            FailureKind::Cancelled => cancelled += 1,
+            kind => *failures.entry(kind).or_insert(0) += 1,
+        }
+    }
+    let input_tokens: u64 = completed.iter().map(|r| r.input_tokens).sum();
+    let output_tokens: u64 = completed.iter().map(|r| r.output_tokens).sum();
+    let from_usage = completed
+        .iter()
+        .filter(|r| r.output_tokens_source == OutputTokenSource::Usage)
+        .count() as u64;
+    let duration_s = duration.as_nanos() as f64 / 1e9;
+    let per_second = |count: u64| {
+        if duration_s > 0.0 {
+            count as f64 / duration_s
+        } else {
+            0.0
+        }
+    };
+    let latency = latency_stats(&completed);
+    BenchSummary {
+        requests_started: requests.len() as u64,
+        requests_completed: completed.len() as u64,
+        requests_failed: failures.values().sum(),
+        requests_cancelled: cancelled,
+        warmup_requests: 0,
+        warmup_failed: 0,
+        duration_s,
+        input_tokens,
+        output_tokens,
+        output_tokens_from_usage: from_usage,
+        output_tokens_from_chunks: completed.len() as u64 - from_usage,
+        throughput: Throughput {
+            requests_per_s: per_second(completed.len() as u64),
+            output_tokens_per_s: per_second(output_tokens),
+            total_tokens_per_s: per_second(input_tokens + output_tokens),
+        },
+        ttft_ms: latency.ttft,
+        tpot_ms: latency.tpot,
+        itl_ms: latency.itl,
+        e2e_ms: latency.e2e,
+        failures,
+        percentile_method: PERCENTILE_METHOD,
+    }
+}
+
+struct Latencies {
+    ttft: Option<LatencyStats>,
+    tpot: Option<LatencyStats>,
+    itl: Option<LatencyStats>,
+    e2e: Option<LatencyStats>,
+}
+
+/// TTFT, TPOT, ITL and E2E in milliseconds, as `vllm bench serve` computes them.
+fn latency_stats(completed: &[&RequestRecord]) -> Latencies {
+    let ms = Duration::as_millis_f64;
+    let mut ttft: Vec<f64> = completed.iter().filter_map(|r| r.ttft.map(ms)).collect();
+    let mut e2e: Vec<f64> = completed.iter().filter_map(|r| r.latency.map(ms)).collect();
+    let mut itl: Vec<f64> = completed
+        .iter()
+        .flat_map(|r| r.itl.iter().map(|gap| ms(*gap)))
+        .collect();
+    let mut tpot: Vec<f64> = completed
+        .iter()
+        .filter(|r| r.output_tokens > 1)
+        .filter_map(|r| {
+            let decode = ms(r.latency? - r.ttft?);
+            Some(decode / (r.output_tokens - 1) as f64)
+        })
+        .collect();
+    Latencies {
+        ttft: LatencyStats::of(&mut ttft),
+        tpot: LatencyStats::of(&mut tpot),
+        itl: LatencyStats::of(&mut itl),
+        e2e: LatencyStats::of(&mut e2e),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::load::record::RequestError;
+
+    fn nanos(ms: i64) -> Duration {
+        Duration::from_nanos(ms * 1_000_000)
+    }
+
+    fn completed(index: usize, ttft: i64, gaps: &[i64], output_tokens: u64) -> RequestRecord {
+        RequestRecord {
+            index,
+            start: Timestamp::from_nanos(index as i64 * 1_000_000),
+            ttft: Some(nanos(ttft)),
+            latency: Some(nanos(ttft + gaps.iter().sum::<i64>())),
+            itl: gaps.iter().map(|&gap| nanos(gap)).collect(),
+            input_tokens: 10,
+            output_tokens,
+            output_tokens_source: OutputTokenSource::Usage,
+            error: None,
+        }
+    }
+
+    #[test]
+    fn summary_uses_the_vllm_definitions() {
+        let mut failed = completed(2, 5, &[], 0);
+        failed.error = Some(RequestError::new(FailureKind::Timeout, "late"));
+        let requests = vec![
+            completed(0, 10, &[2, 4], 3),
+            completed(1, 20, &[6, 8, 10], 4),
+            failed,
+            RequestRecord::cancelled(3, Timestamp::from_nanos(0), Timestamp::from_nanos(5), 10),
+        ];
+        let summary = summarize(&requests, nanos(2000));
+        assert_eq!(
+            (summary.requests_started, summary.requests_completed),
+            (4, 2)
+        );
+        assert_eq!(
+            (summary.requests_failed, summary.requests_cancelled),
+            (1, 1)
+        );
+        assert_eq!(
+            summary.failures,
+            BTreeMap::from([(FailureKind::Timeout, 1)])
+        );
+        assert_eq!((summary.input_tokens, summary.output_tokens), (20, 7));
+        assert_eq!(summary.throughput.output_tokens_per_s, 3.5);
+        assert_eq!(summary.throughput.requests_per_s, 1.0);
+        // TPOT: (16 − 10)/2 = 3 and (44 − 20)/3 = 8.
+        let tpot = summary.tpot_ms.unwrap();
+        assert_eq!((tpot.mean, tpot.median), (5.5, 5.5));
+        // ITL pooled: 2 4 6 8 10.
+        let itl = summary.itl_ms.unwrap();
+        assert_eq!((itl.mean, itl.median), (6.0, 6.0));
+        assert!((itl.p99 - 9.92).abs() < 1e-12);
+        let e2e = summary.e2e_ms.unwrap();
+        assert_eq!(e2e.mean, 30.0);
+    }
+
+    #[test]
+    fn nothing_completed_gives_no_statistics() {
+        let summary = summarize(&[], Duration::ZERO);
+        assert_eq!(summary.ttft_ms, None);
+        assert_eq!(summary.throughput.output_tokens_per_s, 0.0);
+    }
+}

@@ -1,0 +1,209 @@
+//! The run: warmup, then the measured requests, at fixed concurrency or Poisson arrivals,
+//! all multiplexed on the caller's task (no task per request), until every request ended or
+//! the stop future fired.
+
+use crate::load::clock::Clock;
+use crate::load::error::LoadError;
+use crate::load::http1::Http1Client;
+use crate::load::options::BenchOptions;
+use crate::load::record::RequestRecord;
+use crate::load::report::BenchReport;
+use crate::load::request::{RequestContext, send_request};
+use crate::load::schedule::{Next, Phase};
+use futures_util::StreamExt;
+use futures_util::stream::FuturesUnordered;
+use std::collections::BTreeMap;
+use std::future::Future;
+use std::pin::{Pin, pin};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use stepscope_model::Timestamp;
+
+/// Live counters of a run, for a progress display; the runner only stores into them.
+#[derive(Debug, Default)]
+pub struct BenchProgress {
+    total: AtomicU64,
+    started: AtomicU64,
+    completed: AtomicU64,
+    failed: AtomicU64,
+    output_tokens: AtomicU64,
+    warming_up: AtomicBool,
+}
+
+impl BenchProgress {
+    /// Requests in the current phase.
+    pub fn total(&self) -> u64 {
+        self.total.load(Ordering::Relaxed)
+    }
+    /// Requests started in the current phase.
+    pub fn started(&self) -> u64 {
+        self.started.load(Ordering::Relaxed)
+    }
+    /// Requests completed in the current phase.
+    pub fn completed(&self) -> u64 {
+        self.completed.load(Ordering::Relaxed)
+    }
+    /// Requests failed in the current phase.
+    pub fn failed(&self) -> u64 {
+        self.failed.load(Ordering::Relaxed)
+    }
+    /// Output tokens of completed requests in the current phase.
+    pub fn output_tokens(&self) -> u64 {
+        self.output_tokens.load(Ordering::Relaxed)
+    }
+    /// Whether the warmup is running.
+    pub fn is_warming_up(&self) -> bool {
+        self.warming_up.load(Ordering::Relaxed)
+    }
+
+    fn begin(&self, total: usize, warming_up: bool) {
+        self.total.store(total as u64, Ordering::Relaxed);
+        for counter in [
+            &self.started,
+            &self.completed,
+            &self.failed,
+            &self.output_tokens,
+        ] {
+            counter.store(0, Ordering::Relaxed);
+        }
+        self.warming_up.store(warming_up, Ordering::Relaxed);
+    }
+
+    fn ended(&self, record: &RequestRecord) {
+        if record.is_ok() {
+            self.completed.fetch_add(1, Ordering::Relaxed);
+            self.output_tokens
+                .fetch_add(record.output_tokens, Ordering::Relaxed);
+        } else {
+            self.failed.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+}
+
+/// Runs a benchmark: `options.warmup` requests, then `options.num_prompts` measured ones.
+///
+/// When `stop` completes (the binary passes Ctrl-C), no request is started any more, those
+/// in flight are cancelled and recorded as such, and the report is marked partial. Run it on
+/// a current-thread Tokio runtime with time and I/O enabled (one core drives hundreds of
+/// thousands of tokens per second).
+pub async fn run_benchmark<C: Clock>(
+    options: &BenchOptions,
+    clock: &C,
+    progress: &BenchProgress,
+    stop: impl Future<Output = ()>,
+) -> Result<BenchReport, LoadError> {
+    let endpoint = options.validate()?;
+    let client = Http1Client::new(&endpoint, options.concurrency)
+        .await
+        .map_err(|source| LoadError::Resolve {
+            host: endpoint.host.clone(),
+            source,
+        })?;
+    let context = RequestContext {
+        client: &client,
+        clock,
+        timeout: options.timeout,
+        output_len: options.output_len,
+    };
+    let mut stop = pin!(stop);
+    progress.begin(options.warmup, true);
+    let warmup = run_phase(
+        &context,
+        Phase::warmup(options, clock.now()),
+        stop.as_mut(),
+        progress,
+    )
+    .await;
+    let warmup_failed = warmup
+        .records
+        .iter()
+        .filter(|record| !record.is_ok())
+        .count();
+    let start = clock.now();
+    let measured = if warmup.stopped {
+        warmup.nothing_measured()
+    } else {
+        progress.begin(options.num_prompts, false);
+        run_phase(
+            &context,
+            Phase::measured(options, start),
+            stop.as_mut(),
+            progress,
+        )
+        .await
+    };
+    let end = clock.now();
+    Ok(BenchReport::new(
+        options,
+        measured.records,
+        (start, end),
+        measured.stopped,
+        (warmup.records.len(), warmup_failed),
+    ))
+}
+
+/// The records of one phase, by index, and whether it was stopped.
+#[derive(Debug)]
+struct PhaseOutcome {
+    records: Vec<RequestRecord>,
+    stopped: bool,
+}
+
+impl PhaseOutcome {
+    fn nothing_measured(&self) -> Self {
+        Self {
+            records: Vec::new(),
+            stopped: true,
+        }
+    }
+}
+
+async fn run_phase<C: Clock, S: Future<Output = ()>>(
+    context: &RequestContext<'_, C>,
+    mut phase: Phase<'_>,
+    mut stop: Pin<&mut S>,
+    progress: &BenchProgress,
+) -> PhaseOutcome {
+    let mut in_flight = FuturesUnordered::new();
+    // Start time and prompt length of each request in flight, for the cancelled ones.
+    let mut running: BTreeMap<usize, (Timestamp, u64)> = BTreeMap::new();
+    let mut records = Vec::with_capacity(phase.count());
+    let stopped = loop {
+        let wait = loop {
+            match phase.next(in_flight.len(), context.clock.now()) {
+                Next::Launch {
+                    index,
+                    body,
+                    prompt_tokens,
+                } => {
+                    running.insert(index, (context.clock.now(), prompt_tokens));
+                    progress.started.fetch_add(1, Ordering::Relaxed);
+                    in_flight.push(send_request(context, index, body, prompt_tokens));
+                }
+                Next::Wait(wait) => break Some(wait),
+                Next::Idle => break None,
+            }
+        };
+        if in_flight.is_empty() && phase.is_exhausted() {
+            break false;
+        }
+        tokio::select! {
+            biased;
+            () = stop.as_mut() => break true,
+            Some(record) = in_flight.next(), if !in_flight.is_empty() => {
+                running.remove(&record.index);
+                progress.ended(&record);
+                records.push(record);
+            }
+            () = tokio::time::sleep(wait.unwrap_or_default()), if wait.is_some() => {}
+        }
+    };
+    if stopped {
+        drop(in_flight);
+        let now = context.clock.now();
+        records.extend(running.into_iter().map(|(index, (start, prompt_tokens))| {
+            RequestRecord::cancelled(index, start, now, prompt_tokens)
+        }));
+    }
+    records.sort_unstable_by_key(|record| record.index);
+    PhaseOutcome { records, stopped }
+}

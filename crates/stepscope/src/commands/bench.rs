@@ -1,0 +1,361 @@
+//! `stepscope bench`: load an OpenAI-compatible server and print TTFT, TPOT, ITL, E2E and
+//! throughput; `--json` keeps every request. The work is in `stepscope_serving::load`; this
+//! module resolves flags, drives the runtime, draws the progress bar and renders the table.
+
+use crate::Outcome;
+use crate::cli::{BenchApi, BenchArgs, PromptFormat};
+use crate::output;
+use anyhow::Context as _;
+use indicatif::{ProgressBar, ProgressStyle};
+use std::fmt::Write as _;
+use std::io::{IsTerminal, Write as _};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::thread::JoinHandle;
+use std::time::Duration as StdDuration;
+use stepscope_serving::load::{
+    Api, BenchOptions, BenchProgress, BenchReport, LatencyStats, MonotonicClock, PromptSource,
+    WordVocabulary, run_benchmark,
+};
+
+/// Everything `bench` needs, resolved from the arguments.
+#[derive(Debug)]
+pub struct BenchSettings {
+    /// What the load generator does.
+    pub options: BenchOptions,
+    /// Where the JSON goes (`-`: stdout).
+    pub json: Option<PathBuf>,
+    /// Draw a progress bar (when stderr is a terminal).
+    pub progress: bool,
+}
+
+impl BenchSettings {
+    /// Resolves arguments; every field is destructured so a new flag cannot be ignored.
+    pub fn resolve(args: BenchArgs) -> anyhow::Result<Self> {
+        let BenchArgs {
+            url,
+            model,
+            api,
+            concurrency,
+            input_len,
+            output_len,
+            num_prompts,
+            request_rate,
+            warmup,
+            seed,
+            vocab_size,
+            tokenizer,
+            prompt_format,
+            timeout_s,
+            json,
+            no_progress,
+        } = args;
+        if !(timeout_s.is_finite() && timeout_s > 0.0) {
+            anyhow::bail!("`--timeout-s {timeout_s}` must be a positive number of seconds");
+        }
+        let request_rate = match request_rate {
+            Some(rate) if rate.is_infinite() && rate > 0.0 => None,
+            Some(rate) if !(rate.is_finite() && rate > 0.0) => {
+                anyhow::bail!("`--request-rate {rate}` must be a positive number or `inf`")
+            }
+            rate => rate,
+        };
+        let api = match api {
+            BenchApi::Completions => Api::Completions,
+            BenchApi::Chat => Api::Chat,
+        };
+        let mut options = BenchOptions::default();
+        options.prompts = prompt_source(api, prompt_format, vocab_size, tokenizer.as_deref())?;
+        options.base_url = url;
+        options.model = model;
+        options.api = api;
+        options.concurrency = concurrency as usize;
+        options.input_len = input_len as usize;
+        options.output_len = output_len as usize;
+        options.num_prompts = num_prompts as usize;
+        options.request_rate = request_rate;
+        options.warmup = warmup as usize;
+        options.seed = seed;
+        options.timeout = StdDuration::from_secs_f64(timeout_s);
+        Ok(Self {
+            options,
+            json,
+            progress: !no_progress,
+        })
+    }
+}
+
+fn prompt_source(
+    api: Api,
+    format: Option<PromptFormat>,
+    vocab_size: Option<u32>,
+    tokenizer: Option<&Path>,
+) -> anyhow::Result<PromptSource> {
+    let format = format.unwrap_or(match api {
+        Api::Chat => PromptFormat::Text,
+        _ => PromptFormat::Ids,
+    });
+    if api == Api::Chat && format == PromptFormat::Ids {
+        anyhow::bail!(
+            "`--api chat` sends text, not token ids\nhint: drop `--prompt-format ids`, and give `--tokenizer tokenizer.json`"
+        );
+    }
+    let words = tokenizer.map(WordVocabulary::load).transpose()?;
+    Ok(match (format, words) {
+        (PromptFormat::Text, Some(words)) => PromptSource::Text(Arc::new(words)),
+        (PromptFormat::Text, None) => anyhow::bail!(
+            "Text prompts need a tokenizer\nhint: add `--tokenizer path/to/tokenizer.json` (the model's own, from its folder)"
+        ),
+        (PromptFormat::Ids, words) => PromptSource::TokenIds {
+            vocab_size: words.map_or(vocab_size.unwrap_or(2048), |w| w.vocab_size()),
+        },
+    })
+}
+
+/// `stepscope bench`.
+pub fn run(args: BenchArgs) -> anyhow::Result<Outcome> {
+    let settings = match BenchSettings::resolve(args) {
+        Ok(settings) => settings,
+        Err(error) => {
+            output::print_error(&error);
+            return Ok(Outcome::InputError);
+        }
+    };
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("Failed to start the async runtime")?;
+    let progress = Arc::new(BenchProgress::default());
+    let display = ProgressDisplay::start(Arc::clone(&progress), settings.progress);
+    let clock = MonotonicClock::new();
+    let result = runtime.block_on(run_benchmark(
+        &settings.options,
+        &clock,
+        &progress,
+        ctrl_c(),
+    ));
+    display.finish();
+    let report = match result {
+        Ok(report) => report,
+        Err(error) => {
+            output::print_error(&anyhow::Error::new(error));
+            return Ok(Outcome::InputError);
+        }
+    };
+    emit(&report, settings.json.as_deref())?;
+    if report.partial {
+        return Ok(Outcome::Interrupted);
+    }
+    Ok(Outcome::Success)
+}
+
+/// Resolves on the first Ctrl-C (SIGINT); never, when the handler cannot be installed.
+async fn ctrl_c() {
+    if tokio::signal::ctrl_c().await.is_err() {
+        std::future::pending::<()>().await;
+    }
+}
+
+/// Prints the table (on stderr when the JSON goes to stdout) and writes the JSON.
+fn emit(report: &BenchReport, json: Option<&Path>) -> anyhow::Result<()> {
+    let table = render_table(report);
+    match json {
+        Some(path) if path == Path::new("-") => {
+            let mut stderr = std::io::stderr().lock();
+            stderr.write_all(table.as_bytes())?;
+            let mut stdout = std::io::BufWriter::new(std::io::stdout().lock());
+            report
+                .write_json(&mut stdout)
+                .map_err(std::io::Error::from)?;
+            stdout.write_all(b"\n")?;
+            stdout.flush()?;
+        }
+        Some(path) => {
+            output::print(&table)?;
+            let file = fs_err::File::create(path)?;
+            let mut writer = std::io::BufWriter::new(file);
+            report
+                .write_json(&mut writer)
+                .map_err(std::io::Error::from)
+                .and_then(|()| writer.flush())
+                .with_context(|| format!("Failed to write `{}`", path.display()))?;
+            let mut stderr = std::io::stderr().lock();
+            writeln!(stderr, "wrote {}", path.display())?;
+        }
+        None => output::print(&table)?,
+    }
+    Ok(())
+}
+
+/// The end-of-run table, with the definitions of `vllm bench serve`.
+pub fn render_table(report: &BenchReport) -> String {
+    let mut out = heading(report);
+    out.push_str(&totals(report));
+    out.push_str(&latency_table(report));
+    out
+}
+
+/// What was run, and whether it was stopped.
+fn heading(report: &BenchReport) -> String {
+    let (settings, summary) = (&report.settings, &report.summary);
+    let rate = settings
+        .request_rate
+        .map_or_else(|| "inf".to_owned(), |rate| format!("{rate}/s"));
+    let mut out = format!(
+        "stepscope bench: {} (model {})\n  concurrency {}, request rate {rate}, input {} tokens ({}), output {} tokens, warmup {}, seed {}\n",
+        settings.url,
+        settings.model,
+        settings.concurrency,
+        settings.input_len,
+        settings.prompt_format,
+        settings.output_len,
+        settings.warmup,
+        settings.seed
+    );
+    if report.partial {
+        let _ = writeln!(
+            out,
+            "PARTIAL: stopped after {:.2} s; {} requests in flight were cancelled, {} not started",
+            summary.duration_s,
+            summary.requests_cancelled,
+            (settings.num_prompts as u64).saturating_sub(summary.requests_started)
+        );
+    }
+    out.push('\n');
+    out
+}
+
+/// Counts, tokens and throughput.
+fn totals(report: &BenchReport) -> String {
+    let summary = &report.summary;
+    let mut out = String::new();
+    let mut line = |label: &str, value: String| {
+        let _ = writeln!(out, "{label:<26}{value}");
+    };
+    let counts = (summary.requests_completed, summary.requests_failed);
+    line(
+        "requests ok / failed",
+        format!("{} / {}", counts.0, counts.1),
+    );
+    for (kind, count) in &summary.failures {
+        line("", format!("{}: {count}", kind.as_str()));
+    }
+    if summary.warmup_requests > 0 {
+        let warmup = (summary.warmup_requests, summary.warmup_failed);
+        line(
+            "warmup requests",
+            format!("{} ({} failed)", warmup.0, warmup.1),
+        );
+    }
+    line("duration", format!("{:.3} s", summary.duration_s));
+    line("input tokens", summary.input_tokens.to_string());
+    let source = match summary.output_tokens_from_chunks {
+        0 => "server usage".to_owned(),
+        chunks => format!("{chunks} requests counted by chunks"),
+    };
+    let output = format!("{}  ({source})", summary.output_tokens);
+    line("output tokens", output);
+    let throughput = &summary.throughput;
+    line(
+        "request throughput",
+        format!("{:.2} req/s", throughput.requests_per_s),
+    );
+    line(
+        "output token throughput",
+        format!("{:.1} tok/s", throughput.output_tokens_per_s),
+    );
+    line(
+        "total token throughput",
+        format!("{:.1} tok/s", throughput.total_tokens_per_s),
+    );
+    out
+}
+
+fn latency_table(report: &BenchReport) -> String {
+    let summary = &report.summary;
+    let mut out = format!(
+        "\n{:<14}{:>12}{:>12}{:>12}\n",
+        "latency (ms)", "mean", "median", "p99"
+    );
+    let rows = [
+        ("TTFT", summary.ttft_ms),
+        ("TPOT", summary.tpot_ms),
+        ("ITL", summary.itl_ms),
+        ("E2E", summary.e2e_ms),
+    ];
+    for (name, stats) in rows {
+        let cells = stats.map_or_else(
+            || format!("{:>12}{:>12}{:>12}", "–", "–", "–"),
+            |LatencyStats { mean, median, p99 }| format!("{mean:>12.3}{median:>12.3}{p99:>12.3}"),
+        );
+        let _ = writeln!(out, "{name:<14}{cells}");
+    }
+    let _ = writeln!(out, "percentiles: {}", summary.percentile_method);
+    out
+}
+
+/// A progress bar on stderr, fed from the run's counters by a ticker thread.
+struct ProgressDisplay {
+    bar: ProgressBar,
+    done: Arc<AtomicBool>,
+    ticker: Option<JoinHandle<()>>,
+}
+
+impl ProgressDisplay {
+    fn start(progress: Arc<BenchProgress>, enabled: bool) -> Self {
+        let visible = enabled && std::io::stderr().is_terminal();
+        let bar = if visible {
+            ProgressBar::new(0)
+        } else {
+            ProgressBar::hidden()
+        };
+        let style = ProgressStyle::with_template(
+            "{spinner} {prefix} [{bar:30}] {pos}/{len} requests {msg} ({elapsed})",
+        )
+        .unwrap_or_else(|_| ProgressStyle::default_bar());
+        bar.set_style(style.progress_chars("=> "));
+        let done = Arc::new(AtomicBool::new(false));
+        let ticker = visible.then(|| {
+            let (bar, done) = (bar.clone(), Arc::clone(&done));
+            std::thread::spawn(move || {
+                while !done.load(Ordering::Relaxed) {
+                    tick(&bar, &progress);
+                    std::thread::sleep(StdDuration::from_millis(100));
+                }
+            })
+        });
+        Self { bar, done, ticker }
+    }
+
+    fn finish(mut self) {
+        self.done.store(true, Ordering::Relaxed);
+        if let Some(ticker) = self.ticker.take() {
+            let _ = ticker.join();
+        }
+        self.bar.finish_and_clear();
+    }
+}
+
+fn tick(bar: &ProgressBar, progress: &BenchProgress) {
+    bar.set_length(progress.total());
+    bar.set_position(progress.completed() + progress.failed());
+    bar.set_prefix(if progress.is_warming_up() {
+        "warmup"
+    } else {
+        "bench"
+    });
+    let elapsed = bar.elapsed().as_secs_f64();
+    let rate = if elapsed > 0.0 {
+        progress.output_tokens() as f64 / elapsed
+    } else {
+        0.0
+    };
+    bar.set_message(format!(
+        "· {} in flight · {} failed · {rate:.0} tok/s",
+        progress
+            .started()
+            .saturating_sub(progress.completed() + progress.failed()),
+        progress.failed()
+    ));
+}
