@@ -12,7 +12,7 @@
 //! 0.8 %, ≈ 96 % of the window's GPU time missing.
 
 use super::capture_graphs::CapturedGraph;
-use super::graph_identity::{GraphAssignment, ReplayContext, assign_graphs, is_subsequence};
+use super::graph_identity::{GraphAssignment, ReplayContext, assign_graphs};
 use super::launch_links::{LaunchLinks, OrphanCounts};
 use super::steps::Steps;
 use stepscope_model::{Duration, GpuEventKind, RuntimeCallKind, Trace};
@@ -410,7 +410,8 @@ fn graph_launches(trace: &Trace, captures: &[CapturedGraph]) -> (Vec<usize>, u32
             .iter()
             .any(|c| c.contains(runtime.process[r], runtime.thread[r], runtime.start[r]))
     });
-    (launches.clone(), (before - launches.len()) as u32)
+    let under_capture = (before - launches.len()) as u32;
+    (launches, under_capture)
 }
 
 fn replay_contexts(
@@ -576,12 +577,4 @@ fn multi_kernel_launches(trace: &Trace, links: &LaunchLinks) -> Vec<MultiKernelL
         }
     }
     by_api.into_values().collect()
-}
-
-/// Whether a replay's recorded order is consistent with the reference (exposed for tests).
-pub fn order_consistent(
-    recorded: &[stepscope_model::NameId],
-    reference: &[stepscope_model::NameId],
-) -> bool {
-    is_subsequence(recorded, reference)
 }
