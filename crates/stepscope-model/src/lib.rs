@@ -27,6 +27,7 @@
 //! ```
 #![warn(missing_docs)]
 
+mod damage;
 mod ids;
 mod metadata;
 mod names;
@@ -37,8 +38,9 @@ mod tables;
 mod time;
 mod trace;
 
+pub use damage::{DamageKind, DamagedEvent, DamagedEvents, DamagedTable};
 pub use ids::{CorrelationId, NameId, ProcessId, StreamId, ThreadId};
-pub use metadata::{HipVersion, TraceMetadata};
+pub use metadata::{HipVersion, Platform, TraceMetadata};
 pub use names::Interner;
 pub use runtime_kind::RuntimeCallKind;
 pub use stats::{ImportStats, Severity, StatCounter};

@@ -21,6 +21,69 @@ pub struct TraceMetadata {
     pub base_time_ns: Option<u64>,
 }
 
+/// The GPU platform a trace was recorded on, from its header.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Platform {
+    /// A HIP runtime version in the header (`hip_runtime_version`).
+    Hip(HipVersion),
+    /// No HIP version, and AMD devices in `deviceProperties` (`AMD`, `Instinct`, `Radeon`,
+    /// `gfx…`): a ROCm trace whose runtime version is unknown.
+    AmdDevices,
+    /// A CUDA runtime version in the header (`cuda_runtime_version`, e.g. `12040`).
+    Cuda(u64),
+    /// No CUDA version, and NVIDIA devices in `deviceProperties` (`NVIDIA …`, `Tesla …`).
+    NvidiaDevices,
+    /// Neither a runtime version nor a device name says which.
+    Unknown,
+}
+
+impl Platform {
+    /// Whether the trace comes from a HIP (ROCm) runtime, by version or by devices.
+    pub fn is_hip(self) -> bool {
+        matches!(self, Platform::Hip(_) | Platform::AmdDevices)
+    }
+
+    /// Whether the trace comes from a CUDA runtime, by version or by devices.
+    pub fn is_cuda(self) -> bool {
+        matches!(self, Platform::Cuda(_) | Platform::NvidiaDevices)
+    }
+}
+
+impl TraceMetadata {
+    /// The platform, from the runtime versions first, then the device names. A header with
+    /// both a HIP and a CUDA version (PyTorch's HIP builds write `cuda_runtime_version` too
+    /// in some releases) is HIP.
+    pub fn platform(&self) -> Platform {
+        if let Some(version) = self.hip_runtime_version.and_then(HipVersion::from_header) {
+            return Platform::Hip(version);
+        }
+        let amd = self.device_names.iter().any(|n| is_amd_device(n));
+        let nvidia = self.device_names.iter().any(|n| is_nvidia_device(n));
+        match (self.cuda_runtime_version.filter(|v| *v > 0), amd, nvidia) {
+            (_, true, false) => Platform::AmdDevices,
+            (Some(version), false, _) => Platform::Cuda(version),
+            (None, false, true) => Platform::NvidiaDevices,
+            _ => Platform::Unknown,
+        }
+    }
+}
+
+fn is_amd_device(name: &str) -> bool {
+    let lower = name.to_ascii_lowercase();
+    [
+        "amd", "instinct", "radeon", "gfx9", "gfx1", "mi300", "mi250", "mi325", "mi355",
+    ]
+    .iter()
+    .any(|w| lower.contains(w))
+}
+
+fn is_nvidia_device(name: &str) -> bool {
+    let lower = name.to_ascii_lowercase();
+    ["nvidia", "tesla", "geforce", "quadro"]
+        .iter()
+        .any(|w| lower.contains(w))
+}
+
 /// A HIP runtime version decoded from a Kineto header.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub struct HipVersion {
@@ -49,7 +112,22 @@ impl HipVersion {
 
 #[cfg(test)]
 mod tests {
-    use super::HipVersion;
+    use super::{HipVersion, Platform, TraceMetadata};
+
+    #[test]
+    fn platform_from_versions_then_devices() {
+        let mut m = TraceMetadata::default();
+        assert_eq!(m.platform(), Platform::Unknown);
+        m.device_names = vec!["NVIDIA A100-SXM4-80GB".to_owned()];
+        assert_eq!(m.platform(), Platform::NvidiaDevices);
+        m.cuda_runtime_version = Some(12040);
+        assert_eq!(m.platform(), Platform::Cuda(12040));
+        m.device_names = vec!["AMD Instinct MI300X".to_owned()];
+        assert_eq!(m.platform(), Platform::AmdDevices);
+        m.hip_runtime_version = Some(70253211);
+        assert!(matches!(m.platform(), Platform::Hip(v) if (v.major, v.minor) == (7, 2)));
+        assert!(m.platform().is_hip() && !m.platform().is_cuda());
+    }
 
     #[test]
     fn decodes_hip_header_versions() {

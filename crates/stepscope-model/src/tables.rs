@@ -65,6 +65,22 @@ pub struct GpuEvents {
 }
 
 impl GpuEvents {
+    /// Keeps the rows whose entry in `keep` is true (one entry per row), in order.
+    ///
+    /// # Panics
+    /// When `keep` does not have one entry per row.
+    pub fn retain_rows(&mut self, keep: &[bool]) {
+        assert_eq!(keep.len(), self.len(), "one keep flag per row");
+        retain_column(&mut self.kind, keep);
+        retain_column(&mut self.name, keep);
+        retain_column(&mut self.process, keep);
+        retain_column(&mut self.device, keep);
+        retain_column(&mut self.stream, keep);
+        retain_column(&mut self.start, keep);
+        retain_column(&mut self.duration, keep);
+        retain_column(&mut self.correlation, keep);
+        retain_column(&mut self.graph_id, keep);
+    }
     /// Number of rows.
     pub fn len(&self) -> usize {
         self.start.len()
@@ -144,6 +160,21 @@ pub struct RuntimeCalls {
 }
 
 impl RuntimeCalls {
+    /// Keeps the rows whose entry in `keep` is true (one entry per row), in order.
+    ///
+    /// # Panics
+    /// When `keep` does not have one entry per row.
+    pub fn retain_rows(&mut self, keep: &[bool]) {
+        assert_eq!(keep.len(), self.len(), "one keep flag per row");
+        retain_column(&mut self.kind, keep);
+        retain_column(&mut self.name, keep);
+        retain_column(&mut self.process, keep);
+        retain_column(&mut self.thread, keep);
+        retain_column(&mut self.start, keep);
+        retain_column(&mut self.duration, keep);
+        retain_column(&mut self.correlation, keep);
+        retain_column(&mut self.launched_kernel, keep);
+    }
     /// Number of rows.
     pub fn len(&self) -> usize {
         self.start.len()
@@ -198,6 +229,18 @@ pub struct Annotations {
 }
 
 impl Annotations {
+    /// Keeps the rows whose entry in `keep` is true (one entry per row), in order.
+    ///
+    /// # Panics
+    /// When `keep` does not have one entry per row.
+    pub fn retain_rows(&mut self, keep: &[bool]) {
+        assert_eq!(keep.len(), self.len(), "one keep flag per row");
+        retain_column(&mut self.name, keep);
+        retain_column(&mut self.process, keep);
+        retain_column(&mut self.thread, keep);
+        retain_column(&mut self.start, keep);
+        retain_column(&mut self.duration, keep);
+    }
     /// Number of rows.
     pub fn len(&self) -> usize {
         self.start.len()
@@ -252,4 +295,9 @@ impl Flows {
     pub fn is_empty(&self) -> bool {
         self.id.is_empty()
     }
+}
+
+fn retain_column<T>(column: &mut Vec<T>, keep: &[bool]) {
+    let mut flags = keep.iter();
+    column.retain(|_| *flags.next().unwrap_or(&true));
 }

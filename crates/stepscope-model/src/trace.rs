@@ -1,9 +1,9 @@
 //! One trace file's events, ready for analysis, and the builder importers write through.
 
 use crate::{
-    AnnotationRecord, Annotations, FlowPhase, Flows, GpuEventRecord, GpuEvents, ImportStats,
-    Interner, NameId, ProcessId, RuntimeCallRecord, RuntimeCalls, ThreadId, Timestamp,
-    TraceMetadata,
+    AnnotationRecord, Annotations, DamageKind, DamagedEvent, DamagedEvents, FlowPhase, Flows,
+    GpuEventRecord, GpuEvents, ImportStats, Interner, NameId, ProcessId, RuntimeCallRecord,
+    RuntimeCalls, ThreadId, Timestamp, TraceMetadata,
 };
 use rustc_hash::FxHashMap;
 
@@ -63,6 +63,8 @@ pub struct Trace {
     pub counts: EventCounts,
     /// What the importer skipped or did not understand.
     pub stats: ImportStats,
+    /// Events refused for bad data, with their correlation ids (see [`DamagedEvents`]).
+    pub damaged: DamagedEvents,
 }
 
 impl Trace {
@@ -183,6 +185,24 @@ impl TraceBuilder {
         &mut self.trace.stats
     }
 
+    /// Records an event refused for bad data: counted in the import statistics under the
+    /// kind's name (severity data loss) and kept with its correlation id for analysis.
+    pub fn add_damaged(&mut self, event: DamagedEvent) {
+        let kind: DamageKind = event.kind;
+        self.trace.stats.add(
+            kind.as_str(),
+            crate::Severity::DataLoss,
+            kind.description(),
+            1,
+        );
+        self.trace.damaged.events.push(event);
+    }
+
+    /// The trace built so far, for checks that need every event (validation after import).
+    pub fn trace_mut(&mut self) -> &mut Trace {
+        &mut self.trace
+    }
+
     /// Appends everything `other` built after what `self` holds, remapping its ids.
     /// Used to join the pieces of a trace read in parallel, in file order.
     pub fn append(&mut self, other: TraceBuilder) {
@@ -239,6 +259,13 @@ impl TraceBuilder {
         flows.start.extend(&other.flows.start);
         self.trace.counts.merge(&other.counts);
         self.trace.stats.merge(other.stats);
+        self.trace
+            .damaged
+            .events
+            .extend(other.damaged.events.iter().map(|e| DamagedEvent {
+                name: e.name.map(map_name),
+                ..*e
+            }));
     }
 
     /// The finished trace.

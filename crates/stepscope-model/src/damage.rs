@@ -1,0 +1,103 @@
+//! Events an importer refused for bad data, kept by what they would have been and by their
+//! correlation id, so analysis can tell a replay that lost events to damage from one whose
+//! kernels the profiler never recorded (DESIGN.md §3: damage is not a runtime symptom).
+
+use crate::{CorrelationId, NameId};
+
+/// Why an event was refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum DamageKind {
+    /// `dur` below zero (an end before its start).
+    NegativeDuration,
+    /// `ts` or `dur` missing, `null`, not a number, or not finite (`"NaN"`, `"inf"`).
+    InvalidTime,
+    /// `ts` (or `ts + dur`) orders of magnitude outside the span the rest of the trace
+    /// covers, e.g. `0` among epoch timestamps, or a clock off by a day.
+    AbsurdTime,
+    /// A `ph` that does not describe a complete event (`X`) for a category that must be one.
+    UnknownPhase,
+}
+
+impl DamageKind {
+    /// Every kind, in report order.
+    pub const ALL: [DamageKind; 4] = [
+        DamageKind::NegativeDuration,
+        DamageKind::InvalidTime,
+        DamageKind::AbsurdTime,
+        DamageKind::UnknownPhase,
+    ];
+
+    /// A short stable name for reports (also the import counter's name).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DamageKind::NegativeDuration => "negative_duration",
+            DamageKind::InvalidTime => "invalid_time",
+            DamageKind::AbsurdTime => "absurd_time",
+            DamageKind::UnknownPhase => "unknown_phase",
+        }
+    }
+
+    /// One sentence on what was refused.
+    pub fn description(self) -> &'static str {
+        match self {
+            DamageKind::NegativeDuration => "Events with a negative `dur`; refused",
+            DamageKind::InvalidTime => {
+                "Events whose `ts` or `dur` is missing, null, not a number or not finite; refused"
+            }
+            DamageKind::AbsurdTime => {
+                "Events whose time lies orders of magnitude outside the span of the rest of the trace; refused, not clamped"
+            }
+            DamageKind::UnknownPhase => {
+                "GPU or runtime events whose `ph` is not `X` (a complete event); refused"
+            }
+        }
+    }
+}
+
+/// What a refused event would have been.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum DamagedTable {
+    /// A kernel, memcpy or memset.
+    Gpu,
+    /// A host runtime/driver call.
+    Runtime,
+    /// A host or device annotation.
+    Annotation,
+}
+
+/// One refused event.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DamagedEvent {
+    /// Why it was refused.
+    pub kind: DamageKind,
+    /// What it would have been.
+    pub table: DamagedTable,
+    /// Its correlation id, where it carried one.
+    pub correlation: CorrelationId,
+    /// Its name, where it had one.
+    pub name: Option<NameId>,
+}
+
+/// Every refused event of a trace, in the order they were refused.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct DamagedEvents {
+    /// The events.
+    pub events: Vec<DamagedEvent>,
+}
+
+impl DamagedEvents {
+    /// Number of refused events.
+    pub fn len(&self) -> usize {
+        self.events.len()
+    }
+
+    /// Whether nothing was refused.
+    pub fn is_empty(&self) -> bool {
+        self.events.is_empty()
+    }
+
+    /// Refused events of one kind.
+    pub fn count(&self, kind: DamageKind) -> usize {
+        self.events.iter().filter(|e| e.kind == kind).count()
+    }
+}
