@@ -1,6 +1,6 @@
 //! Errors of the readers.
 
-use crate::kineto_json::ParseFailure;
+use crate::kineto_json::ReadFailure;
 use std::path::{Path, PathBuf};
 
 /// Why a trace could not be read.
@@ -44,6 +44,26 @@ pub enum IngestError {
         /// Whether the text simply ended early.
         truncated: bool,
     },
+    /// The input holds nothing but whitespace: there is no trace to read, not even a cut one.
+    #[error(
+        "{} is empty\nhint: the profiler wrote nothing; was the profiling window closed before the trace was written?",
+        file_label(path.as_deref())
+    )]
+    Empty {
+        /// The file, when reading from one.
+        path: Option<PathBuf>,
+    },
+    /// Complete, well-formed JSON that is not a PyTorch profiler trace (e.g. `{}`).
+    #[error(
+        "{} is not a PyTorch profiler trace: {reason}\nhint: a Kineto trace is a JSON object with a `traceEvents` array of events (`{{\"traceEvents\": [{{\"ph\": \"X\", ...}}]}}`), or a bare array of events",
+        file_label(path.as_deref())
+    )]
+    NotATrace {
+        /// The file, when reading from one.
+        path: Option<PathBuf>,
+        /// What is missing or wrong, as a clause.
+        reason: String,
+    },
     /// The content matches no known format.
     #[error(
         "`{}` is not a format stepscope reads{}\nhint: stepscope reads PyTorch profiler (Kineto) Chrome-trace JSON: `.json`, `.json.gz`, `.json.zst`",
@@ -58,8 +78,13 @@ pub enum IngestError {
     },
 }
 
+/// `` `path` `` or, without a file, `input`.
+fn file_label(path: Option<&Path>) -> String {
+    path.map_or_else(|| "input".to_owned(), |p| format!("`{}`", p.display()))
+}
+
 fn json_message(path: Option<&Path>, offset: u64, message: &str, truncated: bool) -> String {
-    let file = path.map_or_else(|| "input".to_owned(), |p| format!("`{}`", p.display()));
+    let file = file_label(path);
     let hint = if truncated {
         "the file is truncated (was the profiler stopped while writing?); `--allow-truncated` analyses the events before the break"
     } else {
@@ -69,12 +94,16 @@ fn json_message(path: Option<&Path>, offset: u64, message: &str, truncated: bool
 }
 
 impl IngestError {
-    pub(crate) fn from_parse_failure(failure: ParseFailure) -> Self {
-        IngestError::Json {
-            path: None,
-            offset: failure.offset,
-            message: failure.message,
-            truncated: failure.at_end_of_input,
+    pub(crate) fn from_read_failure(failure: ReadFailure) -> Self {
+        match failure {
+            ReadFailure::Parse(failure) => IngestError::Json {
+                path: None,
+                offset: failure.offset,
+                message: failure.message,
+                truncated: failure.at_end_of_input,
+            },
+            ReadFailure::Empty => IngestError::Empty { path: None },
+            ReadFailure::NotATrace { reason } => IngestError::NotATrace { path: None, reason },
         }
     }
 
@@ -94,6 +123,13 @@ impl IngestError {
             IngestError::UnknownFormat { recognised, .. } => IngestError::UnknownFormat {
                 path: Some(file.to_owned()),
                 recognised,
+            },
+            IngestError::Empty { .. } => IngestError::Empty {
+                path: Some(file.to_owned()),
+            },
+            IngestError::NotATrace { reason, .. } => IngestError::NotATrace {
+                path: Some(file.to_owned()),
+                reason,
             },
             other => other,
         }

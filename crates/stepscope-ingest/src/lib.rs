@@ -15,6 +15,7 @@
 mod error;
 pub mod kineto_json;
 mod source;
+mod validate;
 
 pub use error::IngestError;
 pub use kineto_json::KinetoJsonOptions;
@@ -93,6 +94,13 @@ pub fn read_trace_file(path: &Path, options: &ReadOptions) -> Result<Trace, Inge
         }
         source::Bytes::Owned(inflated)
     };
+    if let Some(offset) = partial_inflate.filter(|_| is_blank(&bytes)) {
+        // The stream broke before any JSON came out: a cut file, not an empty one.
+        let mut trace = Trace::default();
+        trace.stats.truncated_at_byte = Some(0);
+        mark_inflate_partial(&mut trace, offset);
+        return Ok(trace);
+    }
     read_trace_bytes(&bytes, options)
         .map(|mut trace| {
             if let Some(offset) = partial_inflate {
@@ -117,7 +125,14 @@ fn mark_inflate_partial(trace: &mut Trace, compressed_offset: u64) {
 }
 
 /// Reads a whole trace from decompressed bytes.
+///
+/// Whatever the format, the events read then go through the same checks: events whose time
+/// lies orders of magnitude outside the span of the rest of the trace are refused (kept in
+/// [`Trace::damaged`]) and exact copies of a GPU event are dropped (counted).
 pub fn read_trace_bytes(bytes: &[u8], options: &ReadOptions) -> Result<Trace, IngestError> {
+    if is_blank(bytes) {
+        return Err(IngestError::Empty { path: None });
+    }
     if let Some(recognised) = recognise_other(bytes) {
         return Err(IngestError::UnknownFormat {
             path: None,
@@ -128,7 +143,8 @@ pub fn read_trace_bytes(bytes: &[u8], options: &ReadOptions) -> Result<Trace, In
         Some(TraceFormat::KinetoJson) => {
             let mut builder = TraceBuilder::new();
             kineto_json::read(bytes, &options.kineto, &mut builder)
-                .map_err(IngestError::from_parse_failure)?;
+                .map_err(IngestError::from_read_failure)?;
+            validate::validate(&mut builder);
             Ok(builder.finish())
         }
         None => Err(IngestError::UnknownFormat {
@@ -136,6 +152,15 @@ pub fn read_trace_bytes(bytes: &[u8], options: &ReadOptions) -> Result<Trace, In
             recognised: recognise_other(bytes),
         }),
     }
+}
+
+/// Whether `bytes` hold nothing but JSON whitespace, after an optional byte-order mark.
+fn is_blank(bytes: &[u8]) -> bool {
+    bytes
+        .strip_prefix(b"\xEF\xBB\xBF")
+        .unwrap_or(bytes)
+        .iter()
+        .all(|b| matches!(b, b' ' | b'\n' | b'\r' | b'\t'))
 }
 
 /// Names profiler formats that stepscope recognises but does not read yet (DESIGN.md §5),

@@ -301,3 +301,103 @@ fn retain_column<T>(column: &mut Vec<T>, keep: &[bool]) {
     let mut flags = keep.iter();
     column.retain(|_| *flags.next().unwrap_or(&true));
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn gpu_event(row: usize) -> GpuEventRecord {
+        GpuEventRecord {
+            kind: [
+                GpuEventKind::Kernel,
+                GpuEventKind::Memcpy,
+                GpuEventKind::Memset,
+            ][row % 3],
+            name: NameId::from_index(row),
+            process: ProcessId::from_index(row % 2),
+            device: row as u32,
+            stream: StreamId(row as u32 + 7),
+            start: Timestamp::from_nanos(row as i64 * 100),
+            duration: Duration::from_nanos(row as i64 + 1),
+            correlation: CorrelationId(row as u64 + 40),
+            graph_id: (row % 2 == 0).then_some(row as u64),
+        }
+    }
+
+    fn runtime_call(row: usize) -> RuntimeCallRecord {
+        RuntimeCallRecord {
+            kind: RuntimeCallKind::classify("cudaLaunchKernel"),
+            name: NameId::from_index(row),
+            process: ProcessId::from_index(0),
+            thread: ThreadId::Number(row as i64),
+            start: Timestamp::from_nanos(row as i64 * 10),
+            duration: Duration::from_nanos(3),
+            correlation: CorrelationId(row as u64),
+            launched_kernel: (row == 1).then(|| NameId::from_index(9)),
+        }
+    }
+
+    fn annotation(row: usize) -> AnnotationRecord {
+        AnnotationRecord {
+            name: NameId::from_index(row),
+            process: ProcessId::from_index(0),
+            thread: ThreadId::Label(NameId::from_index(row + 10)),
+            start: Timestamp::from_nanos(row as i64),
+            duration: Duration::from_nanos(row as i64 * 2),
+        }
+    }
+
+    const KEEP: [bool; 5] = [true, false, true, false, true];
+    const KEPT: [usize; 3] = [0, 2, 4];
+
+    #[test]
+    fn retain_rows_keeps_the_flagged_gpu_rows_in_every_column_in_order() {
+        let mut gpu = GpuEvents::default();
+        (0..5).for_each(|row| gpu.push(gpu_event(row)));
+        gpu.retain_rows(&KEEP);
+        assert_eq!(gpu.len(), 3);
+        for (row, original) in KEPT.into_iter().enumerate() {
+            assert_eq!(gpu.get(row), gpu_event(original));
+        }
+    }
+
+    #[test]
+    fn retain_rows_keeps_the_flagged_runtime_and_annotation_rows() {
+        let mut runtime = RuntimeCalls::default();
+        (0..5).for_each(|row| runtime.push(runtime_call(row)));
+        runtime.retain_rows(&KEEP);
+        let mut annotations = Annotations::default();
+        (0..5).for_each(|row| annotations.push(annotation(row)));
+        annotations.retain_rows(&KEEP);
+        let mut expected_runtime = RuntimeCalls::default();
+        let mut expected_annotations = Annotations::default();
+        for row in KEPT {
+            expected_runtime.push(runtime_call(row));
+            expected_annotations.push(annotation(row));
+        }
+        // Every column, compared whole (the tables hold no floats, so `Debug` is exact).
+        assert_eq!(format!("{runtime:?}"), format!("{expected_runtime:?}"));
+        assert_eq!(
+            format!("{annotations:?}"),
+            format!("{expected_annotations:?}")
+        );
+    }
+
+    #[test]
+    fn retain_rows_with_all_or_no_flags() {
+        let mut gpu = GpuEvents::default();
+        (0..3).for_each(|row| gpu.push(gpu_event(row)));
+        gpu.retain_rows(&[true; 3]);
+        assert_eq!(gpu.len(), 3);
+        gpu.retain_rows(&[false; 3]);
+        assert!(gpu.is_empty() && gpu.graph_id.is_empty() && gpu.kind.is_empty());
+    }
+
+    #[test]
+    #[should_panic(expected = "one keep flag per row")]
+    fn retain_rows_needs_one_flag_per_row() {
+        let mut annotations = Annotations::default();
+        annotations.push(annotation(0));
+        annotations.retain_rows(&[true, false]);
+    }
+}

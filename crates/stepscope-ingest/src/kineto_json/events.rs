@@ -2,8 +2,9 @@
 
 use super::raw::{Number, RawEvent, Text};
 use stepscope_model::{
-    AnnotationRecord, CorrelationId, Duration, FlowPhase, GpuEventKind, GpuEventRecord, ProcessId,
-    RuntimeCallKind, RuntimeCallRecord, Severity, StreamId, ThreadId, Timestamp, TraceBuilder,
+    AnnotationRecord, CorrelationId, DamageKind, DamagedEvent, DamagedTable, Duration, FlowPhase,
+    GpuEventKind, GpuEventRecord, ProcessId, RuntimeCallKind, RuntimeCallRecord, Severity,
+    StreamId, ThreadId, Timestamp, TraceBuilder,
 };
 
 /// What stepscope does with an event category.
@@ -57,6 +58,9 @@ pub(crate) fn add_event(builder: &mut TraceBuilder, event: RawEvent<'_>) {
     builder.counts_mut().events += 1;
     count_unknown_keys(builder, &event);
     let phase = event.phase.as_ref().map_or("", |p| &*p.0);
+    if phase != "X" && add_incomplete_gpu_or_runtime(builder, &event) {
+        return;
+    }
     match phase {
         "X" => add_complete_event(builder, &event),
         "M" => add_metadata_event(builder, &event),
@@ -67,8 +71,59 @@ pub(crate) fn add_event(builder: &mut TraceBuilder, event: RawEvent<'_>) {
             "Events with no `ph` field; skipped",
             1,
         ),
+        _ if !CHROME_PHASES.contains(&phase) => builder.stats_mut().add(
+            "unknown_phase_event",
+            Severity::Info,
+            "Events whose `ph` is not a Chrome trace phase; skipped",
+            1,
+        ),
         _ => {}
     }
+}
+
+/// Every phase of the Chrome trace event format (its spec, "Event Descriptions").
+const CHROME_PHASES: [&str; 23] = [
+    "B", "E", "X", "i", "I", "C", "b", "n", "e", "s", "t", "f", "P", "O", "N", "D", "M", "V", "v",
+    "R", "c", "(", ")",
+];
+
+/// Records a kernel, memcpy, memset or runtime call that is not a complete (`X`) event as
+/// damage, and says whether it was one. Kineto writes those only as complete events: one in
+/// any other phase (or none) has no usable span, and its replay lost it to bad data.
+fn add_incomplete_gpu_or_runtime(builder: &mut TraceBuilder, event: &RawEvent<'_>) -> bool {
+    let table = event
+        .category
+        .as_ref()
+        .and_then(|category| must_be_complete(&category.0));
+    if let Some(table) = table {
+        add_damaged(builder, event, DamageKind::UnknownPhase, table);
+    }
+    table.is_some()
+}
+
+/// The table of a category whose events must be complete (`X`) events.
+fn must_be_complete(category: &str) -> Option<DamagedTable> {
+    match classify_category(category) {
+        CategoryClass::Gpu(_) => Some(DamagedTable::Gpu),
+        CategoryClass::Runtime => Some(DamagedTable::Runtime),
+        _ => None,
+    }
+}
+
+/// Records `event` as refused for bad data, with its correlation id and name.
+fn add_damaged(
+    builder: &mut TraceBuilder,
+    event: &RawEvent<'_>,
+    kind: DamageKind,
+    table: DamagedTable,
+) {
+    let name = event.name.as_ref().map(|n| builder.intern(&n.0));
+    builder.add_damaged(DamagedEvent {
+        kind,
+        table,
+        correlation: correlation_of(event),
+        name,
+    });
 }
 
 fn count_unknown_keys(builder: &mut TraceBuilder, event: &RawEvent<'_>) {
@@ -117,40 +172,47 @@ fn add_complete_event(builder: &mut TraceBuilder, event: &RawEvent<'_>) {
     }
 }
 
-/// Time, length, name and process of a complete event, or `None` (counted) if unusable.
+/// Time, length and process of a complete event.
 struct Span {
     start: Timestamp,
     duration: Duration,
     process: ProcessId,
 }
 
-fn span(builder: &mut TraceBuilder, event: &RawEvent<'_>) -> Option<Span> {
-    let start = event.ts.as_ref().and_then(Number::micros_to_nanos);
-    let duration = event.dur.as_ref().map_or(Some(0), Number::micros_to_nanos);
-    let (Some(start), Some(duration)) = (start, duration) else {
-        builder.stats_mut().add(
-            "event_without_time",
-            Severity::DataLoss,
-            "Complete events whose `ts` or `dur` is missing or not a number; skipped",
-            1,
-        );
-        return None;
+/// The span of a complete event that would go to `table`, or `None` when its time is
+/// unusable (recorded as damage).
+fn span(builder: &mut TraceBuilder, event: &RawEvent<'_>, table: DamagedTable) -> Option<Span> {
+    match time_of(event, table) {
+        Ok((start, duration)) => Some(Span {
+            start: Timestamp::from_nanos(start),
+            duration: Duration::from_nanos(duration),
+            process: process_of(builder, event.pid.as_ref()),
+        }),
+        Err(kind) => {
+            add_damaged(builder, event, kind, table);
+            None
+        }
+    }
+}
+
+/// Start and length in nanoseconds, or why they are unusable. Kineto always writes `dur`
+/// on GPU events and runtime calls, so a missing one is damage there; an annotation
+/// without one is an instant (length 0).
+fn time_of(event: &RawEvent<'_>, table: DamagedTable) -> Result<(i64, i64), DamageKind> {
+    let start = event
+        .ts
+        .as_ref()
+        .and_then(Number::micros_to_nanos)
+        .ok_or(DamageKind::InvalidTime)?;
+    let duration = match (&event.dur, table) {
+        (Some(dur), _) => dur.micros_to_nanos().ok_or(DamageKind::InvalidTime)?,
+        (None, DamagedTable::Annotation) => 0,
+        (None, DamagedTable::Gpu | DamagedTable::Runtime) => return Err(DamageKind::InvalidTime),
     };
     if duration < 0 {
-        builder.stats_mut().add(
-            "negative_duration",
-            Severity::DataLoss,
-            "Complete events with a negative `dur`; skipped",
-            1,
-        );
-        return None;
+        return Err(DamageKind::NegativeDuration);
     }
-    let process = process_of(builder, event.pid.as_ref());
-    Some(Span {
-        start: Timestamp::from_nanos(start),
-        duration: Duration::from_nanos(duration),
-        process,
-    })
+    Ok((start, duration))
 }
 
 fn process_of(builder: &mut TraceBuilder, pid: Option<&Number<'_>>) -> ProcessId {
@@ -205,7 +267,7 @@ fn stream_of(event: &RawEvent<'_>) -> StreamId {
 }
 
 fn add_gpu_event(builder: &mut TraceBuilder, event: &RawEvent<'_>, kind: GpuEventKind) {
-    let Some(span) = span(builder, event) else {
+    let Some(span) = span(builder, event, DamagedTable::Gpu) else {
         return;
     };
     let device = event
@@ -237,7 +299,7 @@ fn add_gpu_event(builder: &mut TraceBuilder, event: &RawEvent<'_>, kind: GpuEven
 }
 
 fn add_runtime_call(builder: &mut TraceBuilder, event: &RawEvent<'_>) {
-    let Some(span) = span(builder, event) else {
+    let Some(span) = span(builder, event, DamagedTable::Runtime) else {
         return;
     };
     let text = name_text(event);
@@ -262,7 +324,7 @@ fn add_runtime_call(builder: &mut TraceBuilder, event: &RawEvent<'_>) {
 }
 
 fn add_annotation(builder: &mut TraceBuilder, event: &RawEvent<'_>, on_gpu: bool) {
-    let Some(span) = span(builder, event) else {
+    let Some(span) = span(builder, event, DamagedTable::Annotation) else {
         return;
     };
     let name = builder.intern(name_text(event));

@@ -19,6 +19,26 @@ use stepscope_model::{Severity, TraceBuilder};
 
 pub(crate) use scan::ParseFailure;
 
+/// Why a Kineto document could not be read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum ReadFailure {
+    /// The JSON breaks off or is malformed at some point; what came before it was kept.
+    Parse(ParseFailure),
+    /// Nothing but whitespace (and maybe a byte-order mark).
+    Empty,
+    /// Well-formed JSON that is not a trace: an object without a `traceEvents` array.
+    NotATrace {
+        /// Why not, as a clause (`"the JSON object has no `traceEvents` key"`).
+        reason: String,
+    },
+}
+
+impl From<ParseFailure> for ReadFailure {
+    fn from(failure: ParseFailure) -> Self {
+        ReadFailure::Parse(failure)
+    }
+}
+
 /// How to read Kineto JSON.
 #[derive(Debug, Clone, Default)]
 #[non_exhaustive]
@@ -84,11 +104,15 @@ pub fn sniff(head: &[u8]) -> Option<bool> {
 }
 
 /// Reads a whole Kineto JSON document into `builder`.
+///
+/// With `allow_truncated`, a break in the JSON keeps the events before it and marks the
+/// import partial; an empty input or a complete document that is not a trace stays an
+/// error, since there is nothing before a break to keep.
 pub(crate) fn read(
     bytes: &[u8],
     options: &KinetoJsonOptions,
     builder: &mut TraceBuilder,
-) -> Result<(), ParseFailure> {
+) -> Result<(), ReadFailure> {
     let start = if bytes.starts_with(b"\xEF\xBB\xBF") {
         3
     } else {
@@ -96,25 +120,20 @@ pub(crate) fn read(
     };
     let start = skip_whitespace(bytes, start);
     let result = match bytes.get(start) {
-        Some(b'[') => {
-            read_events(bytes, start + 1, options, builder).and_then(|end| expect_end(bytes, end))
-        }
-        Some(b'{') => {
-            read_object(bytes, start + 1, options, builder).and_then(|end| expect_end(bytes, end))
-        }
-        Some(_) => Err(ParseFailure {
+        Some(b'[') => read_events(bytes, start + 1, options, builder)
+            .and_then(|end| expect_end(bytes, end))
+            .map_err(ReadFailure::Parse),
+        Some(b'{') => read_object(bytes, start + 1, options, builder)
+            .and_then(|end| Ok(expect_end(bytes, end)?)),
+        Some(_) => Err(ReadFailure::Parse(ParseFailure {
             offset: start as u64,
             message: "expected `{` or `[` at the start of a Chrome-trace JSON document".to_owned(),
             at_end_of_input: false,
-        }),
-        None => Err(ParseFailure {
-            offset: start as u64,
-            message: "the input is empty".to_owned(),
-            at_end_of_input: true,
-        }),
+        })),
+        None => Err(ReadFailure::Empty),
     };
     match result {
-        Err(failure) if options.allow_truncated => {
+        Err(ReadFailure::Parse(failure)) if options.allow_truncated => {
             mark_partial(builder, &failure);
             Ok(())
         }
@@ -172,7 +191,7 @@ fn read_object(
     mut pos: usize,
     options: &KinetoJsonOptions,
     builder: &mut TraceBuilder,
-) -> Result<usize, ParseFailure> {
+) -> Result<usize, ReadFailure> {
     let mut saw_events = false;
     loop {
         pos = skip_whitespace(bytes, pos);
@@ -182,7 +201,7 @@ fn read_object(
                 pos += 1;
                 continue;
             }
-            None => return Err(unexpected_end(bytes)),
+            None => return Err(unexpected_end(bytes).into()),
             Some(_) => {}
         }
         let (key, after_key) = parse_one::<String>(bytes, pos)?;
@@ -205,11 +224,9 @@ fn read_object(
     if saw_events {
         Ok(pos + 1)
     } else {
-        Err(ParseFailure {
-            offset: pos as u64,
-            message: "the JSON object has no `traceEvents` key; is this a PyTorch profiler trace?"
-                .to_owned(),
-            at_end_of_input: false,
+        // Read to its closing `}`: a whole object, not a cut one, so not a truncated trace.
+        Err(ReadFailure::NotATrace {
+            reason: "the JSON object has no `traceEvents` key".to_owned(),
         })
     }
 }
@@ -219,16 +236,15 @@ fn read_trace_events(
     pos: usize,
     options: &KinetoJsonOptions,
     builder: &mut TraceBuilder,
-) -> Result<usize, ParseFailure> {
+) -> Result<usize, ReadFailure> {
     let pos = skip_whitespace(bytes, pos);
-    if bytes.get(pos) != Some(&b'[') {
-        return Err(ParseFailure {
-            offset: pos as u64,
-            message: "`traceEvents` is not an array".to_owned(),
-            at_end_of_input: pos >= bytes.len(),
-        });
+    match bytes.get(pos) {
+        Some(b'[') => Ok(read_events(bytes, pos + 1, options, builder)?),
+        None => Err(unexpected_end(bytes).into()),
+        Some(_) => Err(ReadFailure::NotATrace {
+            reason: format!("its `traceEvents` (at byte {pos}) is not an array"),
+        }),
     }
-    read_events(bytes, pos + 1, options, builder)
 }
 
 fn expect_colon(bytes: &[u8], pos: usize) -> Result<usize, ParseFailure> {

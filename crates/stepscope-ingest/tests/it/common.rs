@@ -31,7 +31,7 @@ pub fn trace_difference(a: &Trace, b: &Trace) -> Option<String> {
             .map(|(_, s)| s.to_owned())
             .collect::<Vec<_>>()
     };
-    let sections: [(&str, String, String); 11] = [
+    let sections: [(&str, String, String); 12] = [
         ("names", dbg(&names(a)), dbg(&names(b))),
         ("processes", dbg(&a.processes), dbg(&b.processes)),
         (
@@ -51,6 +51,7 @@ pub fn trace_difference(a: &Trace, b: &Trace) -> Option<String> {
         ("metadata", dbg(&a.metadata), dbg(&b.metadata)),
         ("counts", dbg(&a.counts), dbg(&b.counts)),
         ("stats", dbg(&a.stats), dbg(&b.stats)),
+        ("damaged", dbg(&a.damaged), dbg(&b.damaged)),
     ];
     let (section, x, y) = sections.into_iter().find(|(_, x, y)| x != y)?;
     let at = x.bytes().zip(y.bytes()).take_while(|(p, q)| p == q).count();
@@ -79,6 +80,8 @@ pub fn outcome(result: &Result<Trace, IngestError>) -> String {
             ..
         }) => format!("json error at {offset} (truncated: {truncated}): {message}"),
         Err(IngestError::UnknownFormat { .. }) => "unknown format".to_owned(),
+        Err(IngestError::Empty { .. }) => "empty".to_owned(),
+        Err(IngestError::NotATrace { reason, .. }) => format!("not a trace: {reason}"),
         Err(other) => other.to_string(),
     }
 }
@@ -111,6 +114,16 @@ pub fn read_all_thread_counts(
             .map_err(|e| format!("1 vs {n} threads (allow_truncated={allow_truncated}): {e}"))?;
     }
     Ok(one)
+}
+
+/// Whether `bytes` are nothing but JSON whitespace after an optional byte-order mark: what
+/// the readers call an empty input.
+pub fn is_blank(bytes: &[u8]) -> bool {
+    bytes
+        .strip_prefix(b"\xEF\xBB\xBF")
+        .unwrap_or(bytes)
+        .iter()
+        .all(|b| matches!(b, b' ' | b'\n' | b'\r' | b'\t'))
 }
 
 /// A file in the temp directory, unique to this process and call, removed on drop.

@@ -1,5 +1,6 @@
 //! Integration tests of the trace readers: generated documents read back exactly and the
 //! same at any thread count (property tests), truncated and corrupted input, compressed
+//! files, events refused as damage, the checks after every reader, and errors' hints.
 //!
 //! `cargo test -p stepscope-ingest --test it`; the fuzz targets live in `fuzz/`.
 
@@ -8,6 +9,10 @@ mod bugs;
 mod common;
 mod compressed;
 mod corruption;
+mod damage;
+mod edit;
+mod errors;
 mod generate;
 mod truncation;
 mod valid_docs;
+mod validate;
