@@ -341,6 +341,9 @@ pub fn advice_for_text(text: &str) -> SwitchAdvice {
 /// What CUDA needs: no switch.
 pub const CUDA_NOTE: &str = "CUDA: CUPTI records every kernel of a replay under its cudaGraphLaunch, so the PyTorch profiler needs no switch; Nsight Systems needs --cuda-graph-trace=node (its default, graph, shows one opaque block per replay)";
 
+/// Where to look when a CUDA trace lacks kernels: no runtime switch restores them.
+pub const CUDA_MISSING_KERNELS_NOTE: &str = "missing kernels on CUDA are not fixed by a runtime switch; suspect the profiler's activity buffers (CUPTI buffer exhaustion drops records silently, pytorch/kineto #1362)";
+
 /// Advice for a HIP version read from a trace header, where the patch release is lost.
 pub fn advice_for_header(version: HipVersion) -> SwitchAdvice {
     let (major, minor) = (version.major, version.minor);

@@ -5,12 +5,16 @@
 //!
 //! Every file is read below a root folder that stands for `/` ([`DetectOptions::root`]), so
 //! tests run on fixture trees and users can point at a container's root file system; the
-//! one program run goes through [`CommandRunner`].
+//! one program run goes through [`CommandRunner`]. A root that is not a folder, or a process
+//! id with no `/proc/<pid>` under it, is an error ([`DetectError`]), never a quiet fallback
+//! to the next source.
 
 mod command;
+mod header;
 mod library;
 
 pub use command::{CommandFailure, CommandRunner, SystemCommandRunner};
+pub use header::{HeaderRuntime, advice_for_runtimes, runtime_from_header};
 
 use library::{
     Found, hip_library_in_maps_line, python_library_folders, version_in_folder, version_of_library,
@@ -20,6 +24,7 @@ use std::path::{Path, PathBuf};
 use stepscope_model::HipVersion;
 use stepscope_model::switches::{
     AdviceBasis, RuntimeVersion, SWITCHES, SwitchAdvice, advice_for_header, advice_for_version,
+    lines_for,
 };
 
 /// Where to look.
@@ -67,6 +72,75 @@ impl DetectOptions {
     fn under_root(&self, path: &Path) -> PathBuf {
         self.root.join(path.strip_prefix("/").unwrap_or(path))
     }
+
+    /// Checks that the root is a folder and that the process, when one is named, has a
+    /// `/proc/<pid>` under it: what the user named must exist, or the sources after it would
+    /// answer for a runtime the user did not ask about.
+    pub fn check(&self) -> Result<(), DetectError> {
+        match std::fs::metadata(&self.root) {
+            Ok(metadata) if metadata.is_dir() => {}
+            Ok(_) => {
+                return Err(DetectError::RootNotAFolder {
+                    path: self.root.clone(),
+                });
+            }
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
+                return Err(DetectError::RootMissing {
+                    path: self.root.clone(),
+                });
+            }
+            Err(source) => {
+                return Err(DetectError::RootUnreadable {
+                    path: self.root.clone(),
+                    source,
+                });
+            }
+        }
+        let Some(pid) = self.pid else {
+            return Ok(());
+        };
+        let proc = self.under_root(Path::new("/proc"));
+        if proc.join(pid.to_string()).is_dir() {
+            Ok(())
+        } else {
+            Err(DetectError::NoSuchProcess { pid, proc })
+        }
+    }
+}
+
+/// What the user named for detection does not exist.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum DetectError {
+    /// The folder that stands for `/` does not exist.
+    #[error("Root folder `{}` does not exist", path.display())]
+    RootMissing {
+        /// The root as given.
+        path: PathBuf,
+    },
+    /// The root is a file (or something else), not a folder.
+    #[error("Root `{}` is not a folder", path.display())]
+    RootNotAFolder {
+        /// The root as given.
+        path: PathBuf,
+    },
+    /// The root cannot be looked at (a folder above it is not readable).
+    #[error("Failed to read root folder `{}`", path.display())]
+    RootUnreadable {
+        /// The root as given.
+        path: PathBuf,
+        /// The cause.
+        #[source]
+        source: std::io::Error,
+    },
+    /// No `/proc/<pid>` under the root: the process has exited, or never existed there.
+    #[error("No process `{pid}` under `{}` (it may have exited)", proc.display())]
+    NoSuchProcess {
+        /// The process id as given.
+        pid: u32,
+        /// The `/proc` folder looked in.
+        proc: PathBuf,
+    },
 }
 
 /// Where a version came from.
@@ -118,13 +192,26 @@ pub struct Detection {
 
 impl Detection {
     fn new(version: RuntimeVersion, source: DetectionSource, evidence: String) -> Self {
-        let note = version.patch.is_none().then(|| {
+        // Only where it matters: the patch releases of this major.minor need different
+        // switches (7.2.0 and 7.2.4), not for 7.0 or 7.13.
+        let ambiguous = advice_for_version(version).basis == AdviceBasis::Ambiguous;
+        let note = (version.patch.is_none() && ambiguous).then(|| {
             let what = match source {
                 DetectionSource::TraceHeader => "the header keeps major.minor and a build number",
                 DetectionSource::Hipconfig => "hipconfig writes major.minor and a build number",
                 _ => "the name carries a build number or no patch release",
             };
-            format!("{what}: patch releases (7.2.0 and 7.2.4) cannot be told apart")
+            let releases: Vec<String> = lines_for(version)
+                .iter()
+                .map(|line| {
+                    let (major, minor, patch) = line.first.max((version.major, version.minor, 0));
+                    format!("{major}.{minor}.{patch}")
+                })
+                .collect();
+            format!(
+                "{what}: patch releases ({}) cannot be told apart",
+                releases.join(" and ")
+            )
         });
         Self {
             version,
@@ -200,7 +287,15 @@ type Source<'a> = &'a dyn Fn(&mut Vec<Attempt>) -> Option<Detection>;
 
 /// Finds the HIP runtime in the order of DESIGN.md §2, stopping at the first source that
 /// names a version.
-pub fn detect_runtime(options: &DetectOptions, runner: &dyn CommandRunner) -> DetectionReport {
+///
+/// # Errors
+///
+/// [`DetectOptions::check`]'s: the root is not a folder, or the named process is not there.
+pub fn detect_runtime(
+    options: &DetectOptions,
+    runner: &dyn CommandRunner,
+) -> Result<DetectionReport, DetectError> {
+    options.check()?;
     let mut attempts = Vec::new();
     let sources: [Source<'_>; 4] = [
         &|attempts| from_process_maps(options, attempts),
@@ -209,10 +304,10 @@ pub fn detect_runtime(options: &DetectOptions, runner: &dyn CommandRunner) -> De
         &|attempts| from_hipconfig(options, runner, attempts),
     ];
     let detection = sources.iter().find_map(|source| source(&mut attempts));
-    DetectionReport {
+    Ok(DetectionReport {
         detection,
         attempts,
-    }
+    })
 }
 
 /// The runtime a Kineto trace header names (`70253211` → 7.2); the patch release is lost.

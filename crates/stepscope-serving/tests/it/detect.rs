@@ -6,6 +6,7 @@ use std::cell::RefCell;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 use stepscope_model::switches::AdviceBasis;
+use stepscope_serving::detect::DetectError;
 use stepscope_serving::{
     CommandFailure, CommandRunner, DetectOptions, DetectionSource, SystemCommandRunner,
     detect_runtime, detection_from_header,
@@ -46,7 +47,7 @@ fn mapped_library_wins_over_opt_rocm() {
     let options = DetectOptions::default()
         .with_root(fixture("rocm-host"))
         .with_pid(Some(4242));
-    let report = detect_runtime(&options, &runner);
+    let report = detect_runtime(&options, &runner).unwrap();
     let detection = report.detection.as_ref().unwrap();
     assert_eq!(detection.version.to_string(), "7.2.4");
     assert_eq!(detection.source, DetectionSource::ProcessMaps { pid: 4242 });
@@ -68,7 +69,7 @@ fn mapped_library_wins_over_opt_rocm() {
 #[test]
 fn without_a_pid_every_process_is_read() {
     let options = DetectOptions::default().with_root(fixture("rocm-host"));
-    let report = detect_runtime(&options, &FakeRunner::new(Err(())));
+    let report = detect_runtime(&options, &FakeRunner::new(Err(()))).unwrap();
     let detection = report.detection.unwrap();
     assert_eq!(detection.source, DetectionSource::ProcessMaps { pid: 4242 });
     assert!(detection.also_loaded.is_empty());
@@ -80,7 +81,7 @@ fn a_pid_without_hip_falls_through_in_order() {
     let options = DetectOptions::default()
         .with_root(fixture("rocm-host"))
         .with_pid(Some(1));
-    let report = detect_runtime(&options, &runner);
+    let report = detect_runtime(&options, &runner).unwrap();
     let detection = report.detection.unwrap();
     assert_eq!(detection.source, DetectionSource::RocmVersionFile);
     assert_eq!(detection.version.to_string(), "7.2.0");
@@ -89,10 +90,62 @@ fn a_pid_without_hip_falls_through_in_order() {
         "{:?}",
         report.attempts
     );
+}
+
+#[test]
+fn a_process_that_is_not_there_is_an_error_not_a_fallback() {
+    let runner = FakeRunner::new(Ok("7.2.53211-aee46ad448\n"));
     let missing = DetectOptions::default()
         .with_root(fixture("rocm-host"))
         .with_pid(Some(999));
-    let report = detect_runtime(&missing, &runner);
+    let error = detect_runtime(&missing, &runner).unwrap_err();
+    assert!(
+        matches!(error, DetectError::NoSuchProcess { pid: 999, .. }),
+        "{error:?}"
+    );
+    assert_eq!(
+        error.to_string(),
+        format!(
+            "No process `999` under `{}` (it may have exited)",
+            fixture("rocm-host").join("proc").display()
+        )
+    );
+    assert!(runner.calls.borrow().is_empty(), "no source was tried");
+}
+
+#[test]
+fn a_root_that_is_not_a_folder_is_an_error() {
+    let runner = FakeRunner::new(Err(()));
+    let scratch = tempfile::tempdir().unwrap();
+    let missing = scratch.path().join("no-such-rootfs");
+    let error = detect_runtime(&DetectOptions::default().with_root(&missing), &runner).unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        format!("Root folder `{}` does not exist", missing.display())
+    );
+    let file = scratch.path().join("rootfs.tar");
+    std::fs::write(&file, b"").unwrap();
+    let error = detect_runtime(
+        &DetectOptions::default().with_root(&file).with_pid(Some(1)),
+        &runner,
+    )
+    .unwrap_err();
+    assert!(
+        matches!(error, DetectError::RootNotAFolder { .. }),
+        "the root is checked before the pid: {error:?}"
+    );
+    let fine = DetectOptions::default().with_root(fixture("rocm-host"));
+    assert!(fine.with_pid(Some(4242)).check().is_ok());
+}
+
+#[test]
+fn an_unreadable_maps_file_of_a_named_process_is_shown_and_passed() {
+    let root = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(root.path().join("proc/31")).unwrap();
+    let options = DetectOptions::default()
+        .with_root(root.path())
+        .with_pid(Some(31));
+    let report = detect_runtime(&options, &FakeRunner::new(Err(()))).unwrap();
     assert!(
         report.attempts[0].outcome.starts_with("cannot be read"),
         "{:?}",
@@ -105,7 +158,7 @@ fn unversioned_torch_library_is_read_from_the_wheel() {
     let options = DetectOptions::default()
         .with_root(fixture("torch-wheel"))
         .with_pid(Some(777));
-    let report = detect_runtime(&options, &FakeRunner::new(Err(())));
+    let report = detect_runtime(&options, &FakeRunner::new(Err(()))).unwrap();
     let detection = report.detection.as_ref().unwrap();
     assert_eq!(detection.version.to_string(), "7.2");
     assert!(
@@ -138,7 +191,7 @@ fn python_environment_when_no_process_maps_hip() {
     let options = DetectOptions::default()
         .with_root(fixture("therock-venv"))
         .with_python_environments(vec![PathBuf::from("/opt/venv")]);
-    let report = detect_runtime(&options, &FakeRunner::new(Err(())));
+    let report = detect_runtime(&options, &FakeRunner::new(Err(()))).unwrap();
     let detection = report.detection.as_ref().unwrap();
     assert_eq!(detection.source, DetectionSource::PythonEnvironment);
     assert_eq!(detection.version.to_string(), "7.10.0");
@@ -146,13 +199,19 @@ fn python_environment_when_no_process_maps_hip() {
         variables(&report.advice()),
         ["DEBUG_CLR_GRAPH_PACKET_CAPTURE"]
     );
+    // A server (pid 1) that maps no HIP runtime, beside the torch-wheel fixture's venv.
+    let root = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(root.path().join("proc/1")).unwrap();
+    std::fs::write(root.path().join("proc/1/maps"), "").unwrap();
+    std::os::unix::fs::symlink(fixture("torch-wheel").join("opt"), root.path().join("opt"))
+        .unwrap();
     let torch = DetectOptions::default()
-        .with_root(fixture("torch-wheel"))
+        .with_root(root.path())
         .with_pid(Some(1))
         .with_python_environments(vec![PathBuf::from(
             "/opt/venv/lib/python3.10/site-packages",
         )]);
-    let report = detect_runtime(&torch, &FakeRunner::new(Err(())));
+    let report = detect_runtime(&torch, &FakeRunner::new(Err(()))).unwrap();
     assert_eq!(
         report.detection.unwrap().source,
         DetectionSource::PythonEnvironment
@@ -163,7 +222,8 @@ fn python_environment_when_no_process_maps_hip() {
 fn hipconfig_last_and_its_build_number_is_not_a_patch() {
     let empty = tempfile::tempdir().unwrap();
     let runner = FakeRunner::new(Ok("7.2.53211-aee46ad448\n"));
-    let report = detect_runtime(&DetectOptions::default().with_root(empty.path()), &runner);
+    let report =
+        detect_runtime(&DetectOptions::default().with_root(empty.path()), &runner).unwrap();
     let detection = report.detection.as_ref().unwrap();
     assert_eq!(detection.source, DetectionSource::Hipconfig);
     assert_eq!(detection.version.to_string(), "7.2");
@@ -187,7 +247,8 @@ fn nothing_found_sets_all_three() {
     let report = detect_runtime(
         &DetectOptions::default().with_root(empty.path()),
         &FakeRunner::new(Err(())),
-    );
+    )
+    .unwrap();
     assert!(report.detection.is_none());
     assert_eq!(report.attempts.last().unwrap().outcome, "not found");
     let advice = report.advice();
@@ -215,7 +276,8 @@ fn two_processes_with_different_runtimes_set_all_three() {
     let report = detect_runtime(
         &DetectOptions::default().with_root(root.path()),
         &FakeRunner::new(Err(())),
-    );
+    )
+    .unwrap();
     let advice = report.advice();
     assert_eq!(advice.switches.len(), 3);
     assert!(
@@ -226,7 +288,7 @@ fn two_processes_with_different_runtimes_set_all_three() {
     let one = DetectOptions::default()
         .with_root(root.path())
         .with_pid(Some(20));
-    let report = detect_runtime(&one, &FakeRunner::new(Err(())));
+    let report = detect_runtime(&one, &FakeRunner::new(Err(()))).unwrap();
     assert_eq!(
         variables(&report.advice()),
         ["DEBUG_CLR_GRAPH_PACKET_CAPTURE"]
@@ -249,6 +311,13 @@ fn trace_header_cannot_tell_patch_releases_apart() {
     assert_eq!(advice.switches.len(), 2);
     assert!(advice.reason.contains("write the same header version"));
     assert!(detection_from_header(0).is_none());
+    for one_line in [70051831, 71460850, 100_100_000] {
+        let detection = detection_from_header(one_line).unwrap();
+        assert_eq!(
+            detection.note, None,
+            "{one_line}: every patch release of it needs the same switches"
+        );
+    }
 }
 
 fn script(root: &Path, body: &str) -> PathBuf {
@@ -267,7 +336,8 @@ fn real_runner_runs_a_real_hipconfig() {
     let report = detect_runtime(
         &DetectOptions::default().with_root(root.path()),
         &SystemCommandRunner::default(),
-    );
+    )
+    .unwrap();
     let detection = report.detection.unwrap();
     assert_eq!(
         (detection.source, detection.version.to_string()),

@@ -3,19 +3,22 @@
 //! explanation — where the version came from, why these switches, whether each is measured —
 //! goes to standard error.
 
+use super::inputs::expand_inputs;
 use crate::Outcome;
 use crate::cli::EnvArgs;
 use crate::output;
 use std::fmt::Write as _;
 use std::io::Write as _;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use stepscope_ingest::{ReadOptions, read_trace_file};
-use stepscope_model::TraceMetadata;
-use stepscope_model::switches::{CUDA_NOTE, SWITCHES, SwitchAdvice, advice_for_text};
-use stepscope_serving::render::shell_quote;
-use stepscope_serving::{
-    DetectOptions, DetectionReport, SystemCommandRunner, detect_runtime, detection_from_header,
+use stepscope_model::switches::{
+    CUDA_MISSING_KERNELS_NOTE, CUDA_NOTE, SwitchAdvice, advice_for_text,
 };
+use stepscope_serving::detect::{
+    DetectError, HeaderRuntime, advice_for_runtimes, runtime_from_header,
+};
+use stepscope_serving::render::shell_quote;
+use stepscope_serving::{DetectOptions, DetectionReport, SystemCommandRunner, detect_runtime};
 
 /// Which runtime to advise for.
 #[derive(Debug)]
@@ -26,8 +29,8 @@ pub enum RuntimeChoice {
     Cuda,
     /// Detect the loaded HIP runtime.
     Detect(DetectOptions),
-    /// Read a trace header.
-    Trace(PathBuf),
+    /// Read trace headers (folders already expanded to their trace files).
+    Trace(Vec<PathBuf>),
 }
 
 /// Everything `env` needs, resolved from the arguments.
@@ -41,7 +44,11 @@ pub struct EnvSettings {
 
 impl EnvSettings {
     /// Resolves arguments; every field is destructured so a new flag cannot be ignored.
-    pub fn resolve(args: EnvArgs) -> Self {
+    ///
+    /// # Errors
+    ///
+    /// A `--trace` path that does not exist, or a folder that holds no trace file.
+    pub fn resolve(args: EnvArgs) -> anyhow::Result<Self> {
         let EnvArgs {
             rocm,
             cuda,
@@ -56,11 +63,10 @@ impl EnvSettings {
             RuntimeChoice::Rocm(version)
         } else if cuda {
             RuntimeChoice::Cuda
-        } else if let (false, Some(trace)) = (detect, trace) {
-            RuntimeChoice::Trace(trace)
+        } else if !detect && !trace.is_empty() {
+            RuntimeChoice::Trace(expand_inputs(&trace)?)
         } else {
-            let python_environments = if python_env.is_empty() && root == std::path::Path::new("/")
-            {
+            let python_environments = if python_env.is_empty() && root == Path::new("/") {
                 ["VIRTUAL_ENV", "CONDA_PREFIX"]
                     .iter()
                     .filter_map(|name| std::env::var_os(name).map(PathBuf::from))
@@ -75,84 +81,225 @@ impl EnvSettings {
                     .with_python_environments(python_environments),
             )
         };
-        Self { runtime, shell }
+        Ok(Self { runtime, shell })
     }
+}
+
+/// What `env` found: the explanation for standard error, the switches for standard output
+/// (`None`: no variable), and whether an input could not be read (then nothing is printed
+/// on standard output and the exit code is 2).
+struct Answer {
+    explanation: String,
+    advice: Option<SwitchAdvice>,
+    failed: bool,
 }
 
 /// `stepscope env`.
 pub fn run(args: EnvArgs) -> anyhow::Result<Outcome> {
-    let settings = EnvSettings::resolve(args);
-    let mut explanation = String::new();
-    let advice = match &settings.runtime {
-        RuntimeChoice::Rocm(version) => {
-            let _ = writeln!(explanation, "runtime: {version} (given with --rocm)");
-            Some(advice_for_text(version))
+    let settings = match EnvSettings::resolve(args) {
+        Ok(settings) => settings,
+        Err(error) => {
+            output::print_error(&error);
+            return Ok(Outcome::InputError);
         }
-        RuntimeChoice::Cuda => {
-            let _ = writeln!(explanation, "{CUDA_NOTE}");
-            None
-        }
-        RuntimeChoice::Detect(options) => {
-            let report = detect_runtime(options, &SystemCommandRunner::default());
-            explanation.push_str(&describe_detection(&report));
-            Some(report.advice())
-        }
-        RuntimeChoice::Trace(path) => match read_trace_file(path, &ReadOptions::default()) {
-            Ok(trace) => advice_from_header(&trace.metadata, path, &mut explanation),
-            Err(error) => {
-                output::print_error(&anyhow::Error::new(error));
-                return Ok(Outcome::InputError);
-            }
-        },
     };
-    if let Some(advice) = &advice {
-        explanation.push_str(&explain(advice));
-    }
+    let answer = match &settings.runtime {
+        RuntimeChoice::Rocm(version) => {
+            let advice = advice_for_text(version);
+            Answer {
+                explanation: format!(
+                    "runtime: {version} (given with --rocm)\n{}{}",
+                    explain(&advice),
+                    closing(&advice)
+                ),
+                advice: Some(advice),
+                failed: false,
+            }
+        }
+        RuntimeChoice::Cuda => Answer {
+            explanation: format!("{CUDA_NOTE}\n{CUDA_MISSING_KERNELS_NOTE}\n"),
+            advice: None,
+            failed: false,
+        },
+        RuntimeChoice::Detect(options) => {
+            match detect_runtime(options, &SystemCommandRunner::default()) {
+                Ok(report) => {
+                    let advice = report.advice();
+                    Answer {
+                        explanation: describe_detection(&report)
+                            + &explain(&advice)
+                            + closing(&advice),
+                        advice: Some(advice),
+                        failed: false,
+                    }
+                }
+                Err(error) => {
+                    print_with_hint(error, options)?;
+                    return Ok(Outcome::InputError);
+                }
+            }
+        }
+        RuntimeChoice::Trace(files) => advise_from_traces(files),
+    };
     let mut stderr = std::io::stderr().lock();
-    stderr.write_all(explanation.as_bytes())?;
+    stderr.write_all(answer.explanation.as_bytes())?;
     stderr.flush()?;
-    let lines = advice.map_or_else(String::new, |advice| {
+    if answer.failed {
+        return Ok(Outcome::InputError);
+    }
+    let lines = answer.advice.map_or_else(String::new, |advice| {
         variable_lines(&advice, settings.shell)
     });
     output::print(&lines)?;
     Ok(Outcome::Success)
 }
 
-fn advice_from_header(
-    metadata: &TraceMetadata,
-    path: &std::path::Path,
-    explanation: &mut String,
-) -> Option<SwitchAdvice> {
-    let source = path.display();
-    if let Some(detection) = metadata.hip_runtime_version.and_then(detection_from_header) {
-        let _ = writeln!(
-            explanation,
-            "runtime: HIP {} ({} of {source})",
-            detection.version, detection.evidence
-        );
-        if let Some(note) = &detection.note {
-            let _ = writeln!(explanation, "note: {note}");
+/// Prints a detection error with what to do about it.
+fn print_with_hint(error: DetectError, options: &DetectOptions) -> std::io::Result<()> {
+    let hint = match &error {
+        DetectError::NoSuchProcess { .. } if options.root != Path::new("/") => {
+            "pass the pid of the running server (`pgrep -f sglang`), or leave out --pid to look at every process; a container's processes are in the host's /proc: give the pid the host sees and leave out --root (the process's files are read through /proc/PID/root)"
         }
-        return Some(detection.advice());
+        DetectError::NoSuchProcess { .. } => {
+            "pass the pid of the running server (`pgrep -f sglang`), or leave out --pid to look at every process"
+        }
+        _ => {
+            "--root takes a folder that stands for `/`, such as a container's root file system; leave it out to look at this machine"
+        }
+    };
+    output::print_error(&anyhow::Error::new(error));
+    let mut stderr = std::io::stderr().lock();
+    writeln!(stderr, "hint: {hint}")?;
+    stderr.flush()
+}
+
+/// Reads each trace's header and advises for all of them; a trace that cannot be read is
+/// reported (naming the file) and the rest are still explained.
+fn advise_from_traces(files: &[PathBuf]) -> Answer {
+    let mut read: Vec<(&Path, HeaderRuntime)> = Vec::new();
+    let mut failed = 0;
+    for path in files {
+        // The whole trace is read for its header: the header fields may come after the
+        // events (a CUDA trace writes `cuda_runtime_version` at the end).
+        match read_trace_file(path, &ReadOptions::default()) {
+            Ok(trace) => read.push((path, runtime_from_header(&trace.metadata))),
+            Err(error) => {
+                output::print_error(&anyhow::Error::new(error));
+                failed += 1;
+            }
+        }
     }
-    if let Some(version) = metadata.cuda_runtime_version {
+    let runtimes: Vec<HeaderRuntime> = read.iter().map(|(_, r)| r.clone()).collect();
+    let advice = advice_for_runtimes(&runtimes);
+    let mut explanation = describe_headers(&read);
+    if let Some(advice) = &advice {
+        explanation.push_str(&explain(advice));
+        if failed == 0 {
+            explanation.push_str(closing(advice));
+        }
+    }
+    if runtimes.iter().any(|r| r.advice.is_none()) {
+        let _ = writeln!(explanation, "{CUDA_NOTE}\n{CUDA_MISSING_KERNELS_NOTE}");
+        if advice.is_none() && failed == 0 {
+            explanation.push_str("no variable to set: no HIP switch applies to a CUDA trace\n");
+        }
+    }
+    if failed > 0 {
         let _ = writeln!(
             explanation,
-            "runtime: CUDA {}.{} (cuda_runtime_version of {source})\n{CUDA_NOTE}",
-            version / 1000,
-            (version % 1000) / 10
+            "no variable printed: {failed} of {} trace(s) could not be read (see above); fix or leave them out, then run again",
+            files.len()
         );
-        return None;
     }
-    let _ = writeln!(
+    Answer {
         explanation,
-        "runtime: {source} names no runtime in its header"
-    );
-    Some(SwitchAdvice {
-        switches: SWITCHES.to_vec(),
-        reason: "the trace header names no runtime: set all three (a runtime ignores variables it does not define)".to_owned(),
-        basis: stepscope_model::switches::AdviceBasis::Unknown,
-    })
+        advice,
+        failed: failed > 0,
+    }
+}
+
+/// One `runtime:` line per runtime and header field, then, when the traces differ, how.
+fn describe_headers(read: &[(&Path, HeaderRuntime)]) -> String {
+    let mut groups: Vec<(&HeaderRuntime, Vec<&Path>)> = Vec::new();
+    for (path, runtime) in read {
+        let same = |(seen, _): &&mut (&HeaderRuntime, Vec<&Path>)| {
+            seen.runtime == runtime.runtime && seen.evidence == runtime.evidence
+        };
+        match groups.iter_mut().find(same) {
+            Some((_, paths)) => paths.push(path),
+            None => groups.push((runtime, vec![path])),
+        }
+    }
+    let mut out = String::new();
+    for (runtime, paths) in &groups {
+        let _ = writeln!(
+            out,
+            "runtime: {} ({} in {})",
+            runtime.runtime,
+            runtime.evidence,
+            file_list(paths)
+        );
+        if let Some(note) = &runtime.note {
+            let _ = writeln!(out, "note: {note}");
+        }
+    }
+    out.push_str(&differences(read));
+    out
+}
+
+/// When the traces name more than one runtime: which, on which platforms, and each one's
+/// reason, so the union below is understood.
+fn differences(read: &[(&Path, HeaderRuntime)]) -> String {
+    let mut runtimes: Vec<(&HeaderRuntime, Vec<&Path>)> = Vec::new();
+    for (path, runtime) in read {
+        match runtimes
+            .iter_mut()
+            .find(|(r, _)| r.runtime == runtime.runtime)
+        {
+            Some((_, paths)) => paths.push(path),
+            None => runtimes.push((runtime, vec![path])),
+        }
+    }
+    if runtimes.len() < 2 {
+        return String::new();
+    }
+    let mut platforms: Vec<&str> = runtimes.iter().map(|(r, _)| r.platform_name()).collect();
+    platforms.sort_unstable();
+    platforms.dedup();
+    let mut out = if platforms.len() > 1 {
+        format!(
+            "the traces come from different platforms ({}): advising for all of them\n",
+            platforms.join(", ")
+        )
+    } else {
+        "the traces name different runtimes: advising for all of them\n".to_owned()
+    };
+    for (runtime, paths) in &runtimes {
+        let reason = runtime.advice.as_ref().map_or(
+            "no HIP switch applies (a CUDA runtime does not read the variables below)",
+            |advice| advice.reason.as_str(),
+        );
+        let _ = writeln!(
+            out,
+            "  {} ({}): {reason}",
+            runtime.runtime,
+            file_list(paths)
+        );
+    }
+    out
+}
+
+/// Up to three paths, then how many more.
+fn file_list(paths: &[&Path]) -> String {
+    let shown: Vec<String> = paths
+        .iter()
+        .take(3)
+        .map(|path| path.display().to_string())
+        .collect();
+    match paths.len() {
+        0..=3 => shown.join(", "),
+        n => format!("{} and {} more", shown.join(", "), n - 3),
+    }
 }
 
 fn describe_detection(report: &DetectionReport) -> String {
@@ -192,12 +339,16 @@ fn explain(advice: &SwitchAdvice) -> String {
             switch.notes
         );
     }
-    if advice.switches.is_empty() {
-        out.push_str("no variable to set\n");
-    } else {
-        out.push_str("set them in the server's environment before it starts: the runtime reads them once, at load\n");
-    }
     out
+}
+
+/// What to do with the switches.
+fn closing(advice: &SwitchAdvice) -> &'static str {
+    if advice.switches.is_empty() {
+        "no variable to set\n"
+    } else {
+        "set them in the server's environment before it starts: the runtime reads them once, at load\n"
+    }
 }
 
 fn variable_lines(advice: &SwitchAdvice, shell: bool) -> String {
