@@ -9,33 +9,15 @@ use stepscope_model::Duration;
 pub fn combine_totals<'a>(totals: impl IntoIterator<Item = &'a CoverageTotals>) -> CoverageTotals {
     let mut sum = CoverageTotals::default();
     for t in totals {
-        sum.replays += t.replays;
-        sum.recorded_replays += t.recorded_replays;
-        sum.complete_replays += t.complete_replays;
-        sum.short_replays += t.short_replays;
-        sum.empty_replays += t.empty_replays;
-        sum.order_mismatches += t.order_mismatches;
-        sum.deferred_replays += t.deferred_replays;
-        sum.recorded_nodes += t.recorded_nodes;
-        sum.expected_nodes += t.expected_nodes;
-        sum.unknown_expected += t.unknown_expected;
-        sum.recorded_time = sum.recorded_time + t.recorded_time;
-        sum.missing_time = sum.missing_time + t.missing_time;
+        sum.merge(t);
     }
     sum
 }
 
-/// The worst verdict: incomplete over complete over no-replays.
+/// The worst verdict: incomplete over damaged over unverified over complete over
+/// no-replays over no-events.
 pub fn combine_verdicts(verdicts: impl IntoIterator<Item = Verdict>) -> Verdict {
-    let rank = |v: Verdict| match v {
-        Verdict::Incomplete => 2,
-        Verdict::Complete => 1,
-        Verdict::NoReplays => 0,
-    };
-    verdicts
-        .into_iter()
-        .max_by_key(|v| rank(*v))
-        .unwrap_or(Verdict::NoReplays)
+    verdicts.into_iter().max().unwrap_or(Verdict::NoReplays)
 }
 
 /// Sums stage breakdowns over ranks: times and counts add, rows merge by name.

@@ -1,6 +1,6 @@
-//! Analysis passes over the stepscope event model: launch links, steps, replay coverage,
-//! kernel categories, stage breakdown, runtime advice. One pass per file under
-//! [`passes`]; [`analyze`] runs them in the order of [`PASSES`].
+//! Analysis passes over the stepscope event model: launch links, steps, graph launches and
+//! their identity, replay coverage and missing time, kernel categories, stage breakdown,
+//! runtime advice. One pass per file under [`passes`]; [`analyze`] runs them in order.
 //!
 //! ```
 //! use stepscope_analysis::{analyze, AnalysisOptions, passes::kernel_categories::KernelCategories};
@@ -9,7 +9,7 @@
 //! let trace = TraceBuilder::new().finish();
 //! let table = KernelCategories::embedded();
 //! let analysis = analyze(&trace, &AnalysisOptions::new(&table));
-//! assert_eq!(analysis.coverage.verdict.as_str(), "no-replays");
+//! assert_eq!(analysis.coverage.verdict.as_str(), "no-events");
 //! ```
 #![warn(missing_docs)]
 
@@ -17,54 +17,20 @@ pub mod combine;
 pub mod passes;
 
 use passes::capture_graphs::{CapturedGraph, captured_graphs};
+use passes::content_groups::content_groups;
+use passes::graph_identity::{IdentityInputs, assign_graphs, uniform_capture_size};
+use passes::graph_launches::{LaunchInputs, graph_launches};
 use passes::kernel_categories::{KernelCategories, categorize_names};
+use passes::launch_cycles::launch_cycles;
 use passes::launch_links::{LaunchLinks, link_launches};
-use passes::replay_coverage::{CoverageInputs, ReplayCoverage, replay_coverage};
+use passes::missing_time::{MissingInputs, missing_time};
+use passes::replay_coverage::{
+    CoverageInputs, ReplayCoverage, judge_replays, missing_nodes, replay_coverage,
+};
 use passes::runtime_advice::{RuntimeAdvice, runtime_advice};
 use passes::stage_breakdown::{BreakdownInputs, StageBreakdown, stage_breakdown};
 use passes::steps::{Steps, find_steps};
 use stepscope_model::Trace;
-
-/// A pass, as listed in documentation and `--help`.
-#[derive(Debug, Clone, Copy)]
-pub struct PassInfo {
-    /// Its name (the file under `passes/`).
-    pub name: &'static str,
-    /// What it computes, in one line.
-    pub summary: &'static str,
-}
-
-/// The passes, in the order [`analyze`] runs them.
-pub const PASSES: [PassInfo; 7] = [
-    PassInfo {
-        name: "launch_links",
-        summary: "link GPU events to the host calls that launched them (correlation ids)",
-    },
-    PassInfo {
-        name: "steps",
-        summary: "find SGLang / vLLM / ATOM step annotations and their stages",
-    },
-    PassInfo {
-        name: "capture_graphs",
-        summary: "count the nodes of graphs captured in the trace or a capture trace",
-    },
-    PassInfo {
-        name: "replay_coverage",
-        summary: "check every graph replay's kernels were recorded, complete and in order",
-    },
-    PassInfo {
-        name: "kernel_categories",
-        summary: "classify kernels into GEMM, attention, MoE, ...",
-    },
-    PassInfo {
-        name: "stage_breakdown",
-        summary: "GPU time per stage by category and kernel",
-    },
-    PassInfo {
-        name: "runtime_advice",
-        summary: "switches that make the profiler record every replay on this runtime",
-    },
-];
 
 /// What the passes need besides the trace.
 #[derive(Debug, Clone, Copy)]
@@ -100,20 +66,17 @@ pub struct TraceAnalysis {
     pub advice: RuntimeAdvice,
 }
 
-/// Runs every pass on one trace.
+/// Runs every pass on one trace, in this order: `launch_links` (GPU events to host calls),
+/// `steps` (step annotations and stages), `capture_graphs` (captures in the trace),
+/// `graph_launches` (replays, lanes, launch slots, damage), `content_groups` (replays that
+/// recorded the same work), `launch_cycles` (periods of launches per thread),
+/// `graph_identity` (graph, size and evidence per replay), `replay_coverage` with
+/// `missing_time` (statuses, totals, ranges, verdict), `kernel_categories`,
+/// `stage_breakdown`, `runtime_advice`.
 pub fn analyze(trace: &Trace, options: &AnalysisOptions<'_>) -> TraceAnalysis {
     let links = link_launches(trace);
     let steps = find_steps(trace);
-    let own_captures = captured_graphs(trace);
-    let coverage = replay_coverage(
-        trace,
-        CoverageInputs {
-            links: &links,
-            steps: &steps,
-            own_captures: &own_captures,
-            capture: options.capture,
-        },
-    );
+    let coverage = coverage(trace, &links, &steps, options);
     let categories = categorize_names(trace, options.categories);
     let breakdown = stage_breakdown(
         trace,
@@ -133,3 +96,69 @@ pub fn analyze(trace: &Trace, options: &AnalysisOptions<'_>) -> TraceAnalysis {
         advice,
     }
 }
+
+/// The replay-coverage chain of passes.
+fn coverage(
+    trace: &Trace,
+    links: &LaunchLinks,
+    steps: &Steps,
+    options: &AnalysisOptions<'_>,
+) -> ReplayCoverage {
+    let own_captures = captured_graphs(trace);
+    let launches = graph_launches(
+        trace,
+        LaunchInputs {
+            links,
+            steps,
+            own_captures: &own_captures,
+        },
+    );
+    let groups = content_groups(&launches);
+    let cycles = launch_cycles(&launches, &groups);
+    let assignment = assign_graphs(
+        trace,
+        IdentityInputs {
+            links,
+            launches: &launches,
+            groups: &groups,
+            cycles: &cycles,
+            own_captures: &own_captures,
+            capture: options.capture,
+        },
+    );
+    let inputs = CoverageInputs {
+        links,
+        steps,
+        launches: &launches,
+        groups: &groups,
+        assignment: &assignment,
+        capture_size: uniform_capture_size(options.capture),
+    };
+    let judged = judge_replays(inputs);
+    let missing = missing_nodes(&judged, inputs);
+    let time = missing_time(
+        trace,
+        MissingInputs {
+            links,
+            launches: &launches,
+            groups: &groups,
+            assignment: &assignment,
+            missing: &missing,
+        },
+    );
+    let mut coverage = replay_coverage(trace, inputs, &judged, &time);
+    if cycles.lanes_over_limit > 0 {
+        coverage.limits_hit.push(LIMIT_CYCLES);
+    }
+    if assignment.groups_over_limit {
+        coverage.limits_hit.push(LIMIT_GROUPS);
+    }
+    coverage
+}
+
+/// Named when a thread launched more than two of the longest cycle searched.
+pub const LIMIT_CYCLES: &str =
+    "launch cycles were searched up to 4,096 launches per cycle on a thread with more launches";
+/// Named when too many distinct replay contents were seen to compare them all.
+pub const LIMIT_GROUPS: &str =
+    "more than 2,000 distinct replay contents: sole replays were not compared with every graph";

@@ -1,8 +1,9 @@
 //! CSV output: one file per table, for spreadsheets and pandas.
 
 use crate::ReportError;
-use crate::schema::Document;
+use crate::schema::{Document, EvidenceWire, UnverifiedWire};
 use std::path::{Path, PathBuf};
+use stepscope_analysis::passes::replay_coverage::COUNTERS;
 
 /// Writes `graphs.csv`, `findings.csv`, `stages.csv`, `categories.csv` and `kernels.csv`
 /// into `dir` (created if missing); returns the paths written.
@@ -37,43 +38,47 @@ fn write(dir: &Path, name: &str, records: &Records) -> Result<PathBuf, ReportErr
 }
 
 fn graphs(document: &Document) -> Records {
-    let mut out = vec![strings(&[
+    let mut header = strings(&[
         "file",
         "graph",
         "graph_id",
         "first_kernel",
         "expected_nodes_per_replay",
         "expected_source",
-        "replays",
-        "recorded_replays",
-        "complete_replays",
-        "short_replays",
-        "empty_replays",
-        "order_mismatches",
+    ]);
+    header.extend(COUNTERS.iter().map(|c| c.name.to_owned()));
+    header.extend(strings(&[
         "coverage",
         "completeness",
+        "completeness_low",
+        "completeness_high",
         "missing_gpu_time_us",
-    ])];
+        "missing_gpu_time_low_us",
+        "missing_gpu_time_high_us",
+    ]));
+    let mut out = vec![header];
     for file in &document.files {
         for g in &file.replay_coverage.graphs {
             let n = &g.numbers;
-            out.push(vec![
+            let mut record = vec![
                 file.path.clone(),
                 opt(g.graph),
                 opt(g.graph_id),
                 g.first_kernel.clone().unwrap_or_default(),
                 opt(g.expected_nodes_per_replay),
                 g.expected_source.to_owned(),
-                n.replays.to_string(),
-                n.recorded_replays.to_string(),
-                n.complete_replays.to_string(),
-                n.short_replays.to_string(),
-                n.empty_replays.to_string(),
-                n.order_mismatches.to_string(),
+            ];
+            record.extend(n.counters.iter().map(|(_, v)| v.to_string()));
+            record.extend([
                 n.coverage.to_string(),
-                n.completeness.to_string(),
-                n.missing_gpu_time_us.to_string(),
+                opt(n.completeness),
+                n.completeness_low.to_string(),
+                n.completeness_high.to_string(),
+                opt(n.missing_gpu_time_us),
+                n.missing_gpu_time_low_us.to_string(),
+                opt(n.missing_gpu_time_high_us),
             ]);
+            out.push(record);
         }
     }
     out
@@ -89,7 +94,13 @@ fn findings(document: &Document) -> Records {
         "graph",
         "recorded_nodes",
         "expected_nodes",
+        "expected_nodes_low",
+        "expected_nodes_high",
+        "evidence_kind",
         "evidence",
+        "unverified",
+        "refused_events",
+        "shared_correlation",
     ])];
     for file in &document.files {
         for f in &file.replay_coverage.findings {
@@ -102,11 +113,48 @@ fn findings(document: &Document) -> Records {
                 opt(f.graph),
                 f.recorded_nodes.to_string(),
                 opt(f.expected_nodes),
-                f.evidence.clone().unwrap_or_default(),
+                f.expected_nodes_low.to_string(),
+                opt(f.expected_nodes_high),
+                f.evidence.as_ref().map(evidence_kind).unwrap_or_default(),
+                f.evidence
+                    .as_ref()
+                    .map(EvidenceWire::sentence)
+                    .unwrap_or_default(),
+                f.unverified
+                    .as_ref()
+                    .map(unverified_text)
+                    .unwrap_or_default(),
+                f.refused_events.to_string(),
+                f.shared_correlation.to_string(),
             ]);
         }
     }
     out
+}
+
+fn evidence_kind(evidence: &EvidenceWire) -> String {
+    match evidence {
+        EvidenceWire::Capture { .. } => "capture",
+        EvidenceWire::StepSlot { .. } => "step_slot",
+        EvidenceWire::CyclePosition { .. } => "cycle_position",
+        EvidenceWire::GraphId { .. } => "graph_id",
+        EvidenceWire::Neighbours => "neighbours",
+        EvidenceWire::IdleGap { .. } => "idle_gap",
+        EvidenceWire::Repeated { .. } => "repeated",
+    }
+    .to_owned()
+}
+
+fn unverified_text(unverified: &UnverifiedWire) -> String {
+    match unverified {
+        UnverifiedWire::SoleReplay => "sole_replay".to_owned(),
+        UnverifiedWire::PossiblyShortOf { graph, nodes } => {
+            format!("possibly_short_of graph {graph} ({nodes} nodes)")
+        }
+        UnverifiedWire::CaptureHoldsMore { nodes } => {
+            format!("capture_holds_more ({nodes} launches)")
+        }
+    }
 }
 
 fn stages(document: &Document) -> Records {

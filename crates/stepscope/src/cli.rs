@@ -22,6 +22,7 @@ pub enum Command {
     ///   stepscope analyze traces/                      # every trace file in a folder (ranks)
     ///   stepscope analyze t.json.gz --json > report.json
     ///   stepscope analyze t.json.gz --fail-on-incomplete   # exit 3 when replays are missing
+    ///   stepscope analyze t.json.gz --strict               # also when a size is unverified
     ///   stepscope analyze t.json.gz --capture capture_traces/bs_32_rank0.json.gz
     #[command(verbatim_doc_comment)]
     Analyze(AnalyzeArgs),
@@ -38,8 +39,15 @@ pub enum Command {
     ///
     /// Standard output holds only KEY=VALUE lines (export lines with --shell), so
     /// `eval "$(stepscope env --rocm 7.2.0 --shell)"` works; the explanation, with whether
-    /// each switch is measured, goes to standard error. A version outside the switch table
-    /// gets all three switches (a runtime ignores variables it does not define).
+    /// each switch is measured, goes to standard error. A version outside the switch table,
+    /// or AMD devices in a trace header without a runtime version, or a header that names no
+    /// runtime, gets all three switches (a runtime ignores variables it does not define). A
+    /// CUDA trace (by cuda_runtime_version or NVIDIA devices) gets none. Traces of different
+    /// runtimes get the switches of all of them, and standard error says they differ.
+    ///
+    /// Exit codes: 0 done; 2 a --pid with no /proc/PID, a --root that is not a folder, or a
+    /// trace that cannot be read (then no variable is printed; the other traces are still
+    /// explained).
     ///
     /// EXAMPLES:
     ///   stepscope env --rocm 7.2.0                 # DEBUG_CLR_GRAPH_PACKET_CAPTURE=0
@@ -48,6 +56,8 @@ pub enum Command {
     ///   stepscope env --detect --pid 4242          # the runtime that process maps
     ///   stepscope env --detect --python-env /opt/venv   # the one PyTorch ships in torch/lib
     ///   stepscope env --trace t.json.gz            # from a trace's hip_runtime_version
+    ///   stepscope env --trace traces/              # every trace in a folder: all their runtimes' switches
+    ///   stepscope env --trace a.json.gz --trace b.json.gz
     ///   stepscope env --cuda                       # no switch; Nsight Systems note
     #[command(verbatim_doc_comment)]
     Env(EnvArgs),
@@ -112,9 +122,15 @@ pub struct AnalyzeArgs {
     /// Also write one CSV per table into this folder.
     #[arg(long, value_name = "DIR")]
     pub csv: Option<PathBuf>,
-    /// Exit with code 3 when any replay is short or empty.
+    /// Gate a pipeline on the verdict: exit 3 when any replay is short, empty or damaged,
+    /// or the analysis is partial (`--allow-truncated` hit a break); exit 2 when an input
+    /// could not be read or holds no events. Sizes that rest on one replay alone
+    /// (`unverified`, "complete as far as the trace shows") pass.
     #[arg(long)]
     pub fail_on_incomplete: bool,
+    /// Like --fail-on-incomplete, and also exit 3 when some replay's size is unverified.
+    #[arg(long)]
+    pub strict: bool,
     /// A capture trace (launches under hipStreamBeginCapture) giving the expected node count.
     #[arg(long, value_name = "FILE")]
     pub capture: Option<PathBuf>,
@@ -167,17 +183,22 @@ pub struct EnvArgs {
     /// torch/lib, then /opt/rocm/.info/version, then hipconfig --version.
     #[arg(long)]
     pub detect: bool,
-    /// Read the runtime from a trace header (hip_runtime_version).
-    #[arg(long, value_name = "FILE")]
-    pub trace: Option<PathBuf>,
-    /// With --detect: the server's process id (default: every process).
+    /// Read the runtime from trace headers: files, or folders searched recursively for
+    /// *.json, *.json.gz and *.json.zst (as `analyze` takes them); repeatable. HIP traces get
+    /// the switches of their hip_runtime_version, CUDA traces none; traces of different
+    /// runtimes get the switches of all of them.
+    #[arg(long, value_name = "PATH", num_args = 1..)]
+    pub trace: Vec<PathBuf>,
+    /// With --detect: the server's process id (default: every process). A pid with no
+    /// /proc/PID is an error, not a fall-back to /opt/rocm.
     #[arg(long, value_name = "PID", conflicts_with_all = ["rocm", "cuda", "trace"])]
     pub pid: Option<u32>,
     /// With --detect: a Python environment (venv or conda prefix) whose torch/lib to read;
     /// repeatable (default: $VIRTUAL_ENV and $CONDA_PREFIX).
     #[arg(long, value_name = "DIR", conflicts_with_all = ["rocm", "cuda", "trace"])]
     pub python_env: Vec<PathBuf>,
-    /// With --detect: read /proc and /opt/rocm below this folder (a container's root file system).
+    /// With --detect: read /proc and /opt/rocm below this folder (a container's root file
+    /// system); it must be a folder.
     #[arg(long, value_name = "DIR", default_value = "/", conflicts_with_all = ["rocm", "cuda", "trace"])]
     pub root: PathBuf,
     /// Print `export KEY=VALUE` lines.

@@ -47,3 +47,9 @@ pub fn table_width() -> stepscope_report::terminal::TableWidth {
         stepscope_report::terminal::TableWidth::Unbounded
     }
 }
+
+/// Prints a one-line note (what was written where) to stderr, so stdout stays the report.
+#[allow(clippy::print_stderr)]
+pub fn note(text: &str) {
+    eprintln!("{text}");
+}

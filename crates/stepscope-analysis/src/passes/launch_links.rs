@@ -9,7 +9,7 @@
 //! Example: `hipGraphLaunch` with correlation 92178 → the 544 kernels of that replay.
 
 use rustc_hash::FxHashMap;
-use stepscope_model::{GpuEventKind, Trace};
+use stepscope_model::{CorrelationId, GpuEventKind, Trace};
 
 /// Links between runtime calls and GPU events.
 #[derive(Debug, Clone, Default)]
@@ -22,6 +22,9 @@ pub struct LaunchLinks {
     pub orphans: OrphanCounts,
     /// Runtime calls that share a correlation id with an earlier one (only the first is linked).
     pub duplicate_correlations: u64,
+    /// Correlation ids that more than one runtime call carries, sorted: the GPU events
+    /// under them cannot be told apart, so replays launched with them are damaged.
+    pub shared_correlations: Vec<CorrelationId>,
 }
 
 /// GPU events with no launching call.
@@ -47,15 +50,19 @@ pub fn link_launches(trace: &Trace) -> LaunchLinks {
     let mut by_correlation: FxHashMap<u64, u32> = FxHashMap::default();
     by_correlation.reserve(runtime.len());
     let mut duplicate_correlations = 0;
+    let mut shared_correlations = Vec::new();
     for (row, correlation) in runtime.correlation.iter().enumerate() {
         if correlation.is_some() {
             let previous = by_correlation.insert(correlation.0, row as u32);
             if let Some(first) = previous {
                 by_correlation.insert(correlation.0, first);
                 duplicate_correlations += 1;
+                shared_correlations.push(*correlation);
             }
         }
     }
+    shared_correlations.sort_unstable();
+    shared_correlations.dedup();
     let gpu = &trace.gpu;
     let mut orphans = OrphanCounts::default();
     let launcher: Vec<Option<u32>> = (0..gpu.len())
@@ -77,6 +84,7 @@ pub fn link_launches(trace: &Trace) -> LaunchLinks {
         rows,
         orphans,
         duplicate_correlations,
+        shared_correlations,
     }
 }
 

@@ -1,10 +1,15 @@
 //! One pass per file, each with a doc comment on what it computes and why.
 
 pub mod capture_graphs;
+pub mod content_groups;
 pub mod graph_identity;
+pub mod graph_launches;
 pub mod kernel_categories;
+pub mod launch_cycles;
 pub mod launch_links;
+pub mod missing_time;
 pub mod replay_coverage;
 pub mod runtime_advice;
 pub mod stage_breakdown;
 pub mod steps;
+pub mod stream_idle;

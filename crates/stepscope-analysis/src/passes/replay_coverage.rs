@@ -1,31 +1,84 @@
-//! Replay coverage: were the kernels of every graph replay recorded, completely and in order?
+//! Replay coverage: were the kernels of every graph replay recorded, completely and in order,
+//! and how sure can one be?
 //!
 //! What it computes (DESIGN.md §3): every graph launch is a replay; its GPU work is the
-//! kernels, memcpys and memsets with its correlation id. Per graph and in total: coverage
-//! (replays with ≥ 1 recorded node / replays), completeness (recorded / expected nodes),
-//! empty and short replays, order mismatches, deferred bursts; plus eager launches with
-//! more than one kernel and orphan GPU events; and a verdict.
+//! kernels, memcpys and memsets with its correlation id. Each replay is complete, complete
+//! as far as the trace shows (*unverified*: its size rests on itself), short, empty, or
+//! damaged (it lost events to bad data, not to the profiler). Per graph and in total:
+//! coverage (replays with ≥ 1 recorded node / replays), completeness (recorded / expected
+//! nodes) — a range where some expected sizes are unknown — and the missing GPU time as a
+//! range; order mismatches, deferred bursts, eager launches with more than one kernel,
+//! orphan GPU events; and a verdict.
 //! Why it matters: several HIP runtimes make the ROCm profiler keep the kernels of only the
 //! replay a host sync follows (1 of 127 in a measured 128-step window); every per-op share
 //! computed from such a trace silently describes prefill and eager work instead of decode.
 //! Example: 127 decode replays of a 764-node graph, one recorded → `incomplete`, coverage
-//! 0.8 %, ≈ 96 % of the window's GPU time missing.
+//! 0.8 %, completeness at most 0.8 %.
 
-use super::capture_graphs::CapturedGraph;
-use super::graph_identity::{GraphAssignment, ReplayContext, assign_graphs};
+use super::content_groups::ContentGroups;
+use super::graph_identity::{Evidence, GraphAssignment, SizeSource, Unverified};
+use super::graph_launches::{GraphLaunches, ReplayDamage};
 use super::launch_links::{LaunchLinks, OrphanCounts};
+use super::missing_time::{MissingNodes, MissingTime};
 use super::steps::Steps;
 use stepscope_model::{Duration, GpuEventKind, RuntimeCallKind, Trace};
+
+mod totals;
+
+pub use totals::{COUNTERS, CounterInfo, CoverageTotals, Range};
 
 /// How a replay's recorded nodes compare with its graph.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum ReplayStatus {
-    /// Every expected node recorded.
+    /// Every expected node recorded, and the expected size has evidence beyond this replay.
     Complete,
+    /// Every node the trace can show recorded, but the expected size rests on this replay
+    /// alone.
+    Unverified,
     /// Some, not all.
     Short,
     /// None.
     Empty,
+    /// Lost events to bad data (refused at import, or a correlation id two host calls
+    /// share): not a runtime symptom.
+    Damaged,
+}
+
+impl ReplayStatus {
+    /// Lower-case name, as in JSON output.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ReplayStatus::Complete => "complete",
+            ReplayStatus::Unverified => "unverified",
+            ReplayStatus::Short => "short",
+            ReplayStatus::Empty => "empty",
+            ReplayStatus::Damaged => "damaged",
+        }
+    }
+}
+
+/// Nodes a replay should have: exactly `low` when `high == Some(low)`, at least `low` when
+/// `high` is `None`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ExpectedNodes {
+    /// At least.
+    pub low: u32,
+    /// At most (`None`: no upper bound in the trace).
+    pub high: Option<u32>,
+}
+
+impl ExpectedNodes {
+    fn at_least(nodes: u32) -> Self {
+        ExpectedNodes {
+            low: nodes,
+            high: None,
+        }
+    }
+
+    /// The exact number, when known.
+    pub fn exact(self) -> Option<u32> {
+        (self.high == Some(self.low)).then_some(self.low)
+    }
 }
 
 /// One graph replay.
@@ -39,8 +92,8 @@ pub struct Replay {
     pub graph: Option<usize>,
     /// Recorded GPU events.
     pub recorded_nodes: u32,
-    /// Expected nodes, where known.
-    pub expected_nodes: Option<u32>,
+    /// Expected nodes.
+    pub expected: ExpectedNodes,
     /// Verdict for this replay.
     pub status: ReplayStatus,
     /// Kernel order differs from the reference replay's.
@@ -49,129 +102,75 @@ pub struct Replay {
     pub deferred: bool,
     /// Sum of recorded GPU event durations.
     pub recorded_time: Duration,
-    /// Estimated GPU time of the nodes that were not recorded.
-    pub missing_time: Duration,
-    /// Evidence for its graph identity, where any was needed.
-    pub evidence: Option<String>,
-}
-
-/// Where a graph's expected node count comes from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ExpectedSource {
-    /// A capture trace passed with `--capture`.
-    CaptureTrace,
-    /// The replay of this graph with the most recorded nodes.
-    ReferenceReplay,
-    /// Nothing recorded: unknown.
-    Unknown,
+    /// GPU time of the nodes that were not recorded: at least, estimate, at most.
+    pub missing_time: Range<Duration>,
+    /// Evidence for its graph (short, empty, damaged) or for its size (complete).
+    pub evidence: Option<Evidence>,
+    /// Why a replay that recorded its graph's size is not proven complete.
+    pub unverified: Option<Unverified>,
+    /// Why it is damaged.
+    pub damage: Option<ReplayDamage>,
 }
 
 /// Totals for one graph (or, with `graph: None`, for replays of unknown graph).
 #[derive(Debug, Clone, PartialEq)]
 pub struct GraphCoverage {
-    /// Index into `ReplayCoverage::graphs` order; `None` for the unknown-graph row.
+    /// Index into the graphs; `None` for the unknown-graph row.
     pub graph: Option<usize>,
     /// `graph id` from the trace, where present.
     pub graph_id: Option<u64>,
     /// First kernel name of the reference order, to recognise the graph by.
     pub first_kernel: Option<String>,
-    /// Expected nodes per replay.
+    /// Expected nodes per replay, the likeliest (`None` for the unknown-graph row without
+    /// a capture).
     pub expected_nodes: Option<u32>,
-    /// Where that number comes from.
-    pub expected_source: ExpectedSource,
+    /// Expected nodes per replay: at least, and at most (`None`: unbounded).
+    pub expected_range: Option<(u32, Option<u32>)>,
+    /// Where that number comes from (`None`: unknown).
+    pub size_source: Option<SizeSource>,
     /// GPU time of the reference replay.
     pub reference_time: Duration,
     /// Counts.
     pub totals: CoverageTotals,
 }
 
-/// Counts behind coverage and completeness.
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct CoverageTotals {
-    /// Replays.
-    pub replays: u32,
-    /// Replays with at least one recorded node.
-    pub recorded_replays: u32,
-    /// Replays with every expected node.
-    pub complete_replays: u32,
-    /// Replays with some nodes missing.
-    pub short_replays: u32,
-    /// Replays with no recorded node.
-    pub empty_replays: u32,
-    /// Replays whose order differs from the reference.
-    pub order_mismatches: u32,
-    /// Replays whose kernels arrived after the next step ended.
-    pub deferred_replays: u32,
-    /// Recorded nodes.
-    pub recorded_nodes: u64,
-    /// Expected nodes over replays whose expectation is known.
-    pub expected_nodes: u64,
-    /// Replays whose expected count is unknown.
-    pub unknown_expected: u32,
-    /// Recorded replay GPU time.
-    pub recorded_time: Duration,
-    /// Estimated missing replay GPU time.
-    pub missing_time: Duration,
-}
-
-impl CoverageTotals {
-    fn add(&mut self, replay: &Replay) {
-        self.replays += 1;
-        self.recorded_replays += u32::from(replay.recorded_nodes > 0);
-        match replay.status {
-            ReplayStatus::Complete => self.complete_replays += 1,
-            ReplayStatus::Short => self.short_replays += 1,
-            ReplayStatus::Empty => self.empty_replays += 1,
-        }
-        self.order_mismatches += u32::from(replay.order_mismatch);
-        self.deferred_replays += u32::from(replay.deferred);
-        self.recorded_nodes += u64::from(replay.recorded_nodes);
-        match replay.expected_nodes {
-            Some(expected) => self.expected_nodes += u64::from(expected),
-            None => self.unknown_expected += 1,
-        }
-        self.recorded_time = self.recorded_time + replay.recorded_time;
-        self.missing_time = self.missing_time + replay.missing_time;
-    }
-
-    /// Replays with ≥ 1 recorded node / replays (1 when there are none).
-    pub fn coverage(&self) -> f64 {
-        ratio(u64::from(self.recorded_replays), u64::from(self.replays))
-    }
-
-    /// Recorded / expected nodes over replays whose expectation is known.
-    pub fn completeness(&self) -> f64 {
-        let recorded_known = self.recorded_nodes.min(self.expected_nodes);
-        ratio(recorded_known, self.expected_nodes)
-    }
-}
-
-fn ratio(part: u64, whole: u64) -> f64 {
-    if whole == 0 {
-        1.0
-    } else {
-        part as f64 / whole as f64
-    }
-}
-
 /// The overall finding.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Verdict {
-    /// Every replay has every expected node.
-    Complete,
-    /// Some replays are short or empty.
-    Incomplete,
+    /// The trace holds no events at all.
+    NoEvents,
     /// The trace has no graph replays.
     NoReplays,
+    /// Every replay has every expected node, and every expected size has evidence.
+    Complete,
+    /// No replay is short, empty or damaged, but some replays' sizes rest on themselves.
+    Unverified,
+    /// Some replays lost events to bad data; none is short or empty otherwise.
+    Damaged,
+    /// Some replays are short or empty.
+    Incomplete,
 }
 
 impl Verdict {
     /// Lower-case name, as in JSON output.
     pub fn as_str(self) -> &'static str {
         match self {
-            Verdict::Complete => "complete",
-            Verdict::Incomplete => "incomplete",
+            Verdict::NoEvents => "no-events",
             Verdict::NoReplays => "no-replays",
+            Verdict::Complete => "complete",
+            Verdict::Unverified => "unverified",
+            Verdict::Damaged => "damaged",
+            Verdict::Incomplete => "incomplete",
+        }
+    }
+
+    /// Whether a pipeline gating with `--fail-on-incomplete` should fail (`strict`: also on
+    /// unverified sizes).
+    pub fn fails_gate(self, strict: bool) -> bool {
+        match self {
+            Verdict::Incomplete | Verdict::Damaged | Verdict::NoEvents => true,
+            Verdict::Unverified => strict,
+            Verdict::Complete | Verdict::NoReplays => false,
         }
     }
 }
@@ -201,14 +200,29 @@ pub struct ReplayCoverage {
     pub totals: CoverageTotals,
     /// GPU time of everything recorded in the trace (kernels, memcpys, memsets).
     pub recorded_gpu_time: Duration,
-    /// Missing replay time as a share of recorded + missing GPU time.
-    pub missing_share: f64,
+    /// Idle time on the launching threads' streams where missing nodes could have run: the
+    /// hard upper bound of the missing time.
+    pub idle_bound: Option<Duration>,
+    /// Whether that idle time was summed per stream (the streams' work overlapped).
+    pub idle_per_stream: bool,
     /// Graph launches made under stream capture (not replays).
     pub launches_under_capture: u32,
+    /// Graph launch calls refused for bad data.
+    pub refused_launches: u32,
     /// Eager launches with more than one GPU event, per API.
     pub multi_kernel_launches: Vec<MultiKernelLaunch>,
     /// GPU events whose correlation matches no host call.
     pub orphans: OrphanCounts,
+    /// Host calls sharing a correlation id with an earlier one.
+    pub duplicate_correlations: u64,
+    /// Labels of launch slots (see `Evidence::StepSlot`).
+    pub slot_labels: Vec<String>,
+    /// Slot or cycle classes whose replays conflict (evidence not used).
+    pub inconsistent_classes: u32,
+    /// A search limit was hit (lanes longer than the cycle search, too many contents).
+    pub limits_hit: Vec<&'static str>,
+    /// Graphs (or unknown-graph replays) sized by the `--capture` trace.
+    pub capture_matches: u32,
 }
 
 /// Inputs besides the trace.
@@ -218,76 +232,142 @@ pub struct CoverageInputs<'a> {
     pub links: &'a LaunchLinks,
     /// Steps of the trace.
     pub steps: &'a Steps,
-    /// Captures in the trace itself (their launches are excluded).
-    pub own_captures: &'a [CapturedGraph],
-    /// Captured graphs from a capture trace (`--capture`), for expected node counts.
-    pub capture: &'a [CapturedGraph],
+    /// The replays.
+    pub launches: &'a GraphLaunches,
+    /// Their content groups.
+    pub groups: &'a ContentGroups,
+    /// Their graphs.
+    pub assignment: &'a GraphAssignment,
+    /// Node count shared by every `--capture` graph, for replays of unknown graph.
+    pub capture_size: Option<u32>,
 }
 
-/// Computes replay coverage.
-pub fn replay_coverage(trace: &Trace, inputs: CoverageInputs<'_>) -> ReplayCoverage {
-    let (launches, launches_under_capture) = graph_launches(trace, inputs.own_captures);
-    let contexts = replay_contexts(trace, &launches, inputs);
-    let assignment = assign_graphs(&contexts);
-    let expected = expected_nodes(trace, &assignment, inputs.capture);
-    let reference_times: Vec<Duration> = assignment
-        .graphs
+/// What each replay is, before time is looked at.
+pub fn judge_replays(inputs: CoverageInputs<'_>) -> Vec<(ReplayStatus, ExpectedNodes)> {
+    inputs
+        .launches
+        .launches
         .iter()
-        .map(|g| replay_time(trace, inputs.links, launches[g.reference_replay]))
-        .collect();
-    let fallback_time = mean(&reference_times);
-    let unknown_expected = uniform_capture_size(inputs.capture);
+        .enumerate()
+        .map(|(r, launch)| judge(r, launch.sequence.len() as u32, launch.damage, inputs))
+        .collect()
+}
+
+fn judge(
+    r: usize,
+    recorded: u32,
+    damage: Option<ReplayDamage>,
+    inputs: CoverageInputs<'_>,
+) -> (ReplayStatus, ExpectedNodes) {
+    let identity = &inputs.assignment.replays[r];
+    let graph = identity.graph.map(|g| &inputs.assignment.graphs[g]);
+    let expected = match (graph, inputs.capture_size) {
+        (Some(def), _) => ExpectedNodes {
+            low: def.expected_low,
+            high: def.expected_high,
+        },
+        // A capture's launches can exceed its nodes by one (see `SizeSource::Capture`).
+        (None, Some(nodes)) => ExpectedNodes {
+            low: nodes.saturating_sub(1).max(1),
+            high: Some(nodes),
+        },
+        (None, None) => ExpectedNodes::at_least(recorded.max(1)),
+    };
+    if let Some(damage) = damage {
+        let refused = recorded + damage.refused_events;
+        let low = expected.low.max(refused);
+        return (ReplayStatus::Damaged, ExpectedNodes { low, ..expected });
+    }
+    if recorded == 0 {
+        return (ReplayStatus::Empty, expected);
+    }
+    if recorded < expected.low {
+        return (ReplayStatus::Short, expected);
+    }
+    match identity.unverified {
+        Some(Unverified::SoleReplay) => {
+            (ReplayStatus::Unverified, ExpectedNodes::at_least(recorded))
+        }
+        Some(
+            Unverified::PossiblyShortOf { nodes, .. } | Unverified::CaptureHoldsMore { nodes },
+        ) => (
+            ReplayStatus::Unverified,
+            ExpectedNodes {
+                low: recorded,
+                high: Some(nodes.max(recorded)),
+            },
+        ),
+        None if graph.is_some_and(|g| g.size_source == SizeSource::Single) => {
+            (ReplayStatus::Unverified, ExpectedNodes::at_least(recorded))
+        }
+        None => (ReplayStatus::Complete, expected),
+    }
+}
+
+/// What may be missing from each judged replay, for the missing-time pass.
+pub fn missing_nodes(
+    judged: &[(ReplayStatus, ExpectedNodes)],
+    inputs: CoverageInputs<'_>,
+) -> Vec<MissingNodes> {
+    judged
+        .iter()
+        .zip(&inputs.launches.launches)
+        .map(|((status, expected), launch)| {
+            let recorded = launch.sequence.len() as u32;
+            MissingNodes {
+                at_least: expected.low.saturating_sub(recorded),
+                possible: !matches!(status, ReplayStatus::Complete),
+            }
+        })
+        .collect()
+}
+
+/// Computes replay coverage from judged replays and their missing time.
+pub fn replay_coverage(
+    trace: &Trace,
+    inputs: CoverageInputs<'_>,
+    judged: &[(ReplayStatus, ExpectedNodes)],
+    missing: &MissingTime,
+) -> ReplayCoverage {
+    let launches = &inputs.launches.launches;
     let replays: Vec<Replay> = launches
         .iter()
         .enumerate()
-        .map(|(r, &launch)| {
-            let graph = assignment.graph_of[r];
-            let expected_nodes = graph.map_or(unknown_expected, |g| expected[g].0);
-            let reference = graph.map_or(fallback_time, |g| reference_times[g]);
-            let recorded_nodes = contexts[r].sequence.len() as u32;
-            let status = status_of(recorded_nodes, expected_nodes);
+        .map(|(r, launch)| {
+            let identity = &inputs.assignment.replays[r];
+            let (status, expected) = judged[r];
+            let time = missing.per_replay[r];
             Replay {
-                launch: launch as u32,
-                step: contexts[r].step,
-                graph,
-                recorded_nodes,
-                expected_nodes,
+                launch: launch.launch,
+                step: launch.step,
+                graph: identity.graph,
+                recorded_nodes: launch.sequence.len() as u32,
+                expected,
                 status,
-                order_mismatch: assignment.order_mismatch[r],
-                deferred: is_deferred(trace, inputs, launch, contexts[r].step),
-                recorded_time: replay_time(trace, inputs.links, launch),
-                missing_time: missing_time(recorded_nodes, expected_nodes, reference, status),
-                evidence: assignment.evidence[r].clone(),
+                order_mismatch: identity.order_mismatch,
+                deferred: is_deferred(trace, inputs, launch.launch as usize, launch.step),
+                recorded_time: launch.recorded_time,
+                missing_time: Range {
+                    low: time.low,
+                    estimate: time.estimate,
+                    high: time.high,
+                },
+                evidence: identity.evidence,
+                unverified: identity.unverified,
+                damage: launch.damage,
             }
         })
         .collect();
-    let graphs = GraphFacts {
-        assignment: &assignment,
-        expected: &expected,
-        reference_times: &reference_times,
-    };
-    summarise(trace, inputs, replays, graphs, launches_under_capture)
-}
-
-/// Per-graph facts computed before the replays are judged.
-struct GraphFacts<'a> {
-    assignment: &'a GraphAssignment,
-    expected: &'a [(Option<u32>, ExpectedSource)],
-    reference_times: &'a [Duration],
+    summarise(trace, inputs, replays, missing)
 }
 
 fn summarise(
     trace: &Trace,
     inputs: CoverageInputs<'_>,
     replays: Vec<Replay>,
-    facts: GraphFacts<'_>,
-    launches_under_capture: u32,
+    missing: &MissingTime,
 ) -> ReplayCoverage {
-    let GraphFacts {
-        assignment,
-        expected,
-        reference_times,
-    } = facts;
+    let assignment = inputs.assignment;
     let mut totals = CoverageTotals::default();
     let mut per_graph = vec![CoverageTotals::default(); assignment.graphs.len()];
     let mut unknown = CoverageTotals::default();
@@ -298,6 +378,8 @@ fn summarise(
             None => unknown.add(replay),
         }
     }
+    totals.refused_launches = inputs.launches.refused_launches;
+    totals.apply_idle_bound(missing.idle_bound);
     let mut graphs: Vec<GraphCoverage> = assignment
         .graphs
         .iter()
@@ -306,227 +388,62 @@ fn summarise(
             graph: Some(g),
             graph_id: def.graph_id,
             first_kernel: def.reference.first().map(|n| trace.name(*n).to_owned()),
-            expected_nodes: expected[g].0,
-            expected_source: expected[g].1,
-            reference_time: reference_times[g],
+            expected_nodes: Some(def.expected_nodes),
+            expected_range: Some((def.expected_low, def.expected_high)),
+            size_source: Some(def.size_source),
+            reference_time: inputs.launches.launches[def.reference_replay].recorded_time,
             totals: per_graph[g],
         })
         .collect();
     if unknown.replays > 0 {
-        graphs.push(unknown_graph(unknown, inputs.capture));
+        graphs.push(GraphCoverage {
+            graph: None,
+            graph_id: None,
+            first_kernel: None,
+            expected_nodes: inputs.capture_size,
+            expected_range: inputs
+                .capture_size
+                .map(|n| (n.saturating_sub(1).max(1), Some(n))),
+            size_source: inputs.capture_size.map(|_| SizeSource::Capture),
+            reference_time: Duration::ZERO,
+            totals: unknown,
+        });
     }
-    let recorded_gpu_time: Duration = trace.gpu.duration.iter().copied().sum();
-    let denominator = (recorded_gpu_time + totals.missing_time).as_nanos();
-    let missing_share = if denominator > 0 {
-        totals.missing_time.as_nanos() as f64 / denominator as f64
-    } else {
-        0.0
-    };
     ReplayCoverage {
-        verdict: verdict(&totals),
+        verdict: verdict(trace, &totals),
         replays,
         graphs,
         totals,
-        recorded_gpu_time,
-        missing_share,
-        launches_under_capture,
+        recorded_gpu_time: trace.gpu.duration.iter().copied().sum(),
+        idle_bound: missing.idle_bound,
+        idle_per_stream: missing.idle_per_stream,
+        launches_under_capture: inputs.launches.under_capture,
+        refused_launches: inputs.launches.refused_launches,
         multi_kernel_launches: multi_kernel_launches(trace, inputs.links),
         orphans: inputs.links.orphans,
+        duplicate_correlations: inputs.links.duplicate_correlations,
+        slot_labels: inputs.launches.slots.clone(),
+        inconsistent_classes: assignment.inconsistent_classes,
+        limits_hit: Vec::new(),
+        capture_matches: assignment.capture_matches,
     }
 }
 
-/// The row for replays whose graph could not be told.
-fn unknown_graph(totals: CoverageTotals, capture: &[CapturedGraph]) -> GraphCoverage {
-    let expected_nodes = uniform_capture_size(capture);
-    let expected_source = if expected_nodes.is_some() {
-        ExpectedSource::CaptureTrace
-    } else {
-        ExpectedSource::Unknown
-    };
-    GraphCoverage {
-        graph: None,
-        graph_id: None,
-        first_kernel: None,
-        expected_nodes,
-        expected_source,
-        reference_time: Duration::ZERO,
-        totals,
-    }
-}
-
-fn verdict(totals: &CoverageTotals) -> Verdict {
-    if totals.replays == 0 {
-        Verdict::NoReplays
-    } else if totals.short_replays + totals.empty_replays > 0 {
+fn verdict(trace: &Trace, totals: &CoverageTotals) -> Verdict {
+    let no_events = trace.counts.events == 0 && trace.gpu.is_empty() && trace.runtime.is_empty();
+    if totals.short_replays + totals.empty_replays > 0 {
         Verdict::Incomplete
-    } else {
+    } else if totals.damaged_replays + totals.refused_launches > 0 {
+        Verdict::Damaged
+    } else if totals.unverified_replays > 0 {
+        Verdict::Unverified
+    } else if totals.replays > 0 {
         Verdict::Complete
+    } else if no_events {
+        Verdict::NoEvents
+    } else {
+        Verdict::NoReplays
     }
-}
-
-fn status_of(recorded: u32, expected: Option<u32>) -> ReplayStatus {
-    match (recorded, expected) {
-        (0, _) => ReplayStatus::Empty,
-        (r, Some(e)) if r < e => ReplayStatus::Short,
-        _ => ReplayStatus::Complete,
-    }
-}
-
-fn missing_time(
-    recorded: u32,
-    expected: Option<u32>,
-    reference: Duration,
-    status: ReplayStatus,
-) -> Duration {
-    match (status, expected) {
-        (ReplayStatus::Complete, _) => Duration::ZERO,
-        (_, Some(e)) if e > 0 => {
-            let missing = f64::from(e.saturating_sub(recorded)) / f64::from(e);
-            Duration::from_nanos((reference.as_nanos() as f64 * missing).round() as i64)
-        }
-        (ReplayStatus::Empty, _) => reference,
-        _ => Duration::ZERO,
-    }
-}
-
-fn mean(times: &[Duration]) -> Duration {
-    if times.is_empty() {
-        return Duration::ZERO;
-    }
-    let total: i64 = times.iter().map(|t| t.as_nanos()).sum();
-    Duration::from_nanos(total / times.len() as i64)
-}
-
-/// Graph launches in host time order, without those made under stream capture.
-fn graph_launches(trace: &Trace, captures: &[CapturedGraph]) -> (Vec<usize>, u32) {
-    let runtime = &trace.runtime;
-    let mut launches: Vec<usize> = (0..runtime.len())
-        .filter(|&r| runtime.kind[r] == RuntimeCallKind::GraphLaunch)
-        .collect();
-    launches.sort_by_key(|&r| (runtime.start[r], r));
-    let before = launches.len();
-    launches.retain(|&r| {
-        !captures
-            .iter()
-            .any(|c| c.contains(runtime.process[r], runtime.thread[r], runtime.start[r]))
-    });
-    let under_capture = (before - launches.len()) as u32;
-    (launches, under_capture)
-}
-
-fn replay_contexts(
-    trace: &Trace,
-    launches: &[usize],
-    inputs: CoverageInputs<'_>,
-) -> Vec<ReplayContext> {
-    let runtime = &trace.runtime;
-    let steps: Vec<Option<usize>> = launches
-        .iter()
-        .map(|&l| {
-            inputs
-                .steps
-                .containing(runtime.process[l], runtime.start[l])
-        })
-        .collect();
-    let mut per_step: rustc_hash::FxHashMap<usize, u32> = rustc_hash::FxHashMap::default();
-    for step in steps.iter().flatten() {
-        *per_step.entry(*step).or_default() += 1;
-    }
-    let mut seen: rustc_hash::FxHashMap<usize, u32> = rustc_hash::FxHashMap::default();
-    launches
-        .iter()
-        .zip(&steps)
-        .map(|(&launch, &step)| {
-            let rows = inputs.links.launched(launch);
-            let slot = step.map(|s| {
-                let position = seen.entry(s).or_default();
-                *position += 1;
-                (per_step[&s], *position - 1)
-            });
-            let step_key = step.map(|s| {
-                let label = &inputs.steps.steps[s].label;
-                format!(
-                    "{} bs={}",
-                    label.key(),
-                    label.batch_size.map_or("?".to_owned(), |b| b.to_string())
-                )
-            });
-            ReplayContext {
-                sequence: rows.iter().map(|&r| trace.gpu.name[r as usize]).collect(),
-                graph_id: rows.iter().find_map(|&r| trace.gpu.graph_id[r as usize]),
-                step,
-                slot,
-                step_key,
-            }
-        })
-        .collect()
-}
-
-fn replay_time(trace: &Trace, links: &LaunchLinks, launch: usize) -> Duration {
-    links
-        .launched(launch)
-        .iter()
-        .map(|&r| trace.gpu.duration[r as usize])
-        .sum()
-}
-
-/// Expected nodes per graph: from the capture trace when one matches, else the reference.
-fn expected_nodes(
-    trace: &Trace,
-    assignment: &GraphAssignment,
-    capture: &[CapturedGraph],
-) -> Vec<(Option<u32>, ExpectedSource)> {
-    assignment
-        .graphs
-        .iter()
-        .map(|graph| {
-            let recorded = graph.reference.len() as u32;
-            match matching_capture(trace, &graph.reference, capture) {
-                Some(nodes) if nodes >= recorded => (Some(nodes), ExpectedSource::CaptureTrace),
-                _ => (Some(recorded), ExpectedSource::ReferenceReplay),
-            }
-        })
-        .collect()
-}
-
-/// The smallest captured graph that can hold `reference`: by kernel names where the
-/// capture named them, else by count.
-fn matching_capture(
-    trace: &Trace,
-    reference: &[stepscope_model::NameId],
-    capture: &[CapturedGraph],
-) -> Option<u32> {
-    let names: Vec<&str> = reference.iter().map(|n| trace.name(*n)).collect();
-    let fits = |c: &&CapturedGraph| {
-        let captured: Vec<&str> = c
-            .kernel_names
-            .iter()
-            .flatten()
-            .map(String::as_str)
-            .collect();
-        if captured.len() == c.kernel_names.len() && !captured.is_empty() {
-            let kernels: Vec<&str> = names
-                .iter()
-                .copied()
-                .filter(|n| captured.contains(n))
-                .collect();
-            kernels.len() * 2 >= names.len() && is_str_subsequence(&kernels, &captured)
-        } else {
-            c.nodes as usize >= names.len()
-        }
-    };
-    capture.iter().filter(fits).map(|c| c.nodes).min()
-}
-
-fn is_str_subsequence(small: &[&str], big: &[&str]) -> bool {
-    let mut rest = big.iter();
-    small.iter().all(|s| rest.any(|b| b == s))
-}
-
-/// The node count shared by every captured graph, if they all agree.
-fn uniform_capture_size(capture: &[CapturedGraph]) -> Option<u32> {
-    let first = capture.first()?.nodes;
-    capture.iter().all(|c| c.nodes == first).then_some(first)
 }
 
 fn is_deferred(

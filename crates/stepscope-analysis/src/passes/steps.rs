@@ -8,7 +8,8 @@
 //! Example: `step[EXTEND bs=4 toks=2048]` → prefill, batch 4, 2048 tokens.
 //!
 //! One framework's annotations per file: SGLang traces also carry a vLLM-style
-//! `execute_…` span around each step, so SGLang wins over ATOM, which wins over vLLM.
+//! `execute_…` span around each step, so SGLang wins over ATOM, which wins over vLLM, which
+//! wins over PyTorch's own `ProfilerStep#N` (stage `step`: a loop iteration, not decode).
 
 use regex::Regex;
 use std::sync::LazyLock;
@@ -23,6 +24,9 @@ pub enum Framework {
     Atom,
     /// vLLM.
     Vllm,
+    /// PyTorch's own profiler steps (`ProfilerStep#N`, `Iteration#N`): training loops and
+    /// offline inference. Used only when no serving framework's annotations are present.
+    Pytorch,
 }
 
 impl Framework {
@@ -32,6 +36,7 @@ impl Framework {
             Framework::Sglang => "sglang",
             Framework::Atom => "atom",
             Framework::Vllm => "vllm",
+            Framework::Pytorch => "pytorch",
         }
     }
 }
@@ -47,11 +52,20 @@ pub enum Stage {
     Mixed,
     /// Anything else: speculative verify, idle, dummy runs.
     Other,
+    /// A PyTorch profiler step (`ProfilerStep#N`): a loop iteration of unknown kind, never
+    /// called decode (training traces have no decode).
+    Step,
 }
 
 impl Stage {
     /// Every stage, in report order.
-    pub const ALL: [Stage; 4] = [Stage::Prefill, Stage::Decode, Stage::Mixed, Stage::Other];
+    pub const ALL: [Stage; 5] = [
+        Stage::Prefill,
+        Stage::Decode,
+        Stage::Mixed,
+        Stage::Other,
+        Stage::Step,
+    ];
 
     /// Lower-case name.
     pub fn as_str(self) -> &'static str {
@@ -60,6 +74,7 @@ impl Stage {
             Stage::Decode => "decode",
             Stage::Mixed => "mixed",
             Stage::Other => "other",
+            Stage::Step => "step",
         }
     }
 }
@@ -84,6 +99,21 @@ impl StepLabel {
     pub fn key(&self) -> String {
         format!("{}:{}", self.framework.as_str(), self.mode)
     }
+
+    /// The key that steps running the same graphs share: `framework:mode` with the batch
+    /// size and token count where the label gives them (`sglang:DECODE bs=32`,
+    /// `vllm:mixed bs=46 toks=8192`). Servers capture one graph per padded batch or token
+    /// count, so steps that differ in either may replay different graphs.
+    pub fn slot_key(&self) -> String {
+        let mut key = self.key();
+        if let Some(batch) = self.batch_size {
+            key.push_str(&format!(" bs={batch}"));
+        }
+        if let Some(tokens) = self.tokens {
+            key.push_str(&format!(" toks={tokens}"));
+        }
+        key
+    }
 }
 
 static SGLANG: LazyLock<Regex> = LazyLock::new(|| {
@@ -92,6 +122,9 @@ static SGLANG: LazyLock<Regex> = LazyLock::new(|| {
 static VLLM: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"^execute_(?:(\d+)_)?context_(\d+)\((\d+)?[^)]*\)_generation_(\d+)\((\d+)?[^)]*\)$")
         .expect("valid regex")
+});
+static PYTORCH: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^(ProfilerStep|Iteration|iteration)\s*#\s*\d+$").expect("valid regex")
 });
 static ATOM: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"^(prefill|decode|eager_decode|dummy_[a-z_]+)\[(?:[^\]]*?bs=(\d+))?[^\]]*\]$")
@@ -103,6 +136,23 @@ pub fn parse_step_label(name: &str) -> Option<StepLabel> {
     parse_sglang(name)
         .or_else(|| parse_atom(name))
         .or_else(|| parse_vllm(name))
+        .or_else(|| parse_pytorch(name))
+}
+
+fn parse_pytorch(name: &str) -> Option<StepLabel> {
+    let caps = PYTORCH.captures(name)?;
+    let mode = if &caps[1] == "ProfilerStep" {
+        "ProfilerStep"
+    } else {
+        "Iteration"
+    };
+    Some(StepLabel {
+        framework: Framework::Pytorch,
+        stage: Stage::Step,
+        mode: mode.to_owned(),
+        batch_size: None,
+        tokens: None,
+    })
 }
 
 fn number(m: Option<regex::Match<'_>>) -> Option<u32> {
@@ -325,6 +375,43 @@ mod tests {
             parse_step_label("dummy_run[bs=1]").unwrap().stage,
             Stage::Other
         );
-        assert!(parse_step_label("ProfilerStep#3").is_none());
+        assert!(parse_step_label("decode_layer").is_none());
+    }
+
+    #[test]
+    fn pytorch_profiler_steps_are_steps_not_decode() {
+        for name in [
+            "ProfilerStep#3",
+            "ProfilerStep#550",
+            "Iteration#12",
+            "iteration#0",
+        ] {
+            let l = parse_step_label(name).unwrap();
+            assert_eq!(
+                (l.framework, l.stage),
+                (Framework::Pytorch, Stage::Step),
+                "{name}"
+            );
+        }
+        assert_eq!(
+            parse_step_label("ProfilerStep#3").unwrap().slot_key(),
+            "pytorch:ProfilerStep"
+        );
+        assert!(parse_step_label("ProfilerStep").is_none());
+        assert!(parse_step_label("ProfilerStep#3 extra").is_none());
+    }
+
+    #[test]
+    fn slot_keys_carry_batch_and_tokens() {
+        assert_eq!(
+            parse_step_label("step[DECODE bs=32]").unwrap().slot_key(),
+            "sglang:DECODE bs=32"
+        );
+        assert_eq!(
+            parse_step_label("execute_8192_context_9(x)_generation_37(y)")
+                .unwrap()
+                .slot_key(),
+            "vllm:mixed bs=46 toks=8192"
+        );
     }
 }

@@ -1,5 +1,8 @@
 //! `stepscope analyze`: read traces, run every pass, render.
 
+mod honesty;
+
+use super::inputs::expand_inputs;
 use super::progress::ReadProgress;
 use crate::Outcome;
 use crate::cli::AnalyzeArgs;
@@ -16,7 +19,9 @@ use stepscope_analysis::passes::stage_breakdown::StageBreakdown;
 use stepscope_analysis::{AnalysisOptions, analyze};
 use stepscope_ingest::{KinetoJsonOptions, ReadOptions, read_trace_file};
 use stepscope_model::Trace;
-use stepscope_report::schema::{Breakdown, Combined, CoverageNumbers, Document, FileReport, Tool};
+use stepscope_report::schema::{
+    Breakdown, Combined, CoverageNumbers, Document, FailedFile, FileReport, Tool, UNREADABLE,
+};
 use stepscope_report::terminal::TerminalOptions;
 
 /// Everything `analyze` needs, resolved from the arguments.
@@ -27,8 +32,12 @@ pub struct AnalyzeSettings {
     pub json: bool,
     /// CSV folder.
     pub csv: Option<PathBuf>,
-    /// Exit 3 on an incomplete verdict.
+    /// Exit 3 on a failing verdict (2 on unreadable inputs).
     pub fail_on_incomplete: bool,
+    /// Also fail on unverified sizes.
+    pub strict: bool,
+    /// The `--capture` file, for messages.
+    pub capture_path: Option<PathBuf>,
     /// Captured graphs from `--capture`.
     pub capture: Vec<CapturedGraph>,
     /// Category table.
@@ -51,6 +60,7 @@ impl AnalyzeSettings {
             json,
             csv,
             fail_on_incomplete,
+            strict,
             capture,
             categories,
             allow_truncated,
@@ -67,15 +77,18 @@ impl AnalyzeSettings {
             Some(path) => load_categories(&path)?,
             None => KernelCategories::embedded(),
         };
-        let capture = match capture {
-            Some(path) => load_capture(&path, &read)?,
+        let capture_path = capture;
+        let capture = match &capture_path {
+            Some(path) => load_capture(path, &read)?,
             None => Vec::new(),
         };
         Ok(AnalyzeSettings {
             files: expand_inputs(&inputs)?,
             json,
             csv,
-            fail_on_incomplete,
+            fail_on_incomplete: fail_on_incomplete || strict,
+            strict,
+            capture_path,
             capture,
             categories,
             read,
@@ -104,68 +117,13 @@ fn load_capture(path: &Path, read: &ReadOptions) -> anyhow::Result<Vec<CapturedG
     Ok(graphs)
 }
 
-const TRACE_SUFFIXES: [&str; 3] = [".json", ".json.gz", ".json.zst"];
-
-/// Files as given, and trace files found (recursively, sorted) in folders.
-fn expand_inputs(inputs: &[PathBuf]) -> anyhow::Result<Vec<PathBuf>> {
-    let mut files = Vec::new();
-    for input in inputs {
-        if input.is_dir() {
-            let before = files.len();
-            collect_traces(input, &mut files)?;
-            if files.len() == before {
-                bail!(
-                    "`{}` holds no trace files (*.json, *.json.gz, *.json.zst)",
-                    input.display()
-                );
-            }
-        } else if input.exists() {
-            files.push(input.clone());
-        } else {
-            bail!("`{}` does not exist", input.display());
-        }
-    }
-    Ok(files)
-}
-
-fn collect_traces(dir: &Path, files: &mut Vec<PathBuf>) -> anyhow::Result<()> {
-    let mut seen = std::collections::HashSet::new();
-    walk(dir, files, &mut seen)
-}
-
-/// Recursive walk; `seen` holds canonical folder paths so a symlink loop is entered once.
-fn walk(
-    dir: &Path,
-    files: &mut Vec<PathBuf>,
-    seen: &mut std::collections::HashSet<PathBuf>,
-) -> anyhow::Result<()> {
-    if !seen.insert(fs_err::canonicalize(dir)?) {
-        return Ok(());
-    }
-    let mut entries: Vec<PathBuf> = fs_err::read_dir(dir)?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .collect();
-    entries.sort();
-    for path in entries {
-        if path.is_dir() {
-            walk(&path, files, seen)?;
-        } else if path
-            .file_name()
-            .and_then(|n| n.to_str())
-            .is_some_and(|n| TRACE_SUFFIXES.iter().any(|s| n.ends_with(s)))
-        {
-            files.push(path);
-        }
-    }
-    Ok(())
-}
-
 /// What is kept of one analysed file once its trace is dropped.
 struct FileResult {
     report: FileReport,
     totals: CoverageTotals,
     verdict: Verdict,
     breakdown: StageBreakdown,
+    identity: honesty::TraceIdentity,
 }
 
 fn read_with_progress(path: &Path, settings: &AnalyzeSettings) -> anyhow::Result<Trace> {
@@ -185,36 +143,77 @@ fn analyze_file(path: &Path, settings: &AnalyzeSettings) -> anyhow::Result<FileR
         capture: &settings.capture,
     };
     let analysis = analyze(&trace, &options);
+    let report = FileReport::new(
+        &path.display().to_string(),
+        &trace,
+        &analysis,
+        settings.top.max(50),
+    );
     Ok(FileResult {
-        report: FileReport::new(
-            &path.display().to_string(),
-            &trace,
-            &analysis,
-            settings.top.max(50),
-        ),
+        identity: honesty::TraceIdentity::new(path, &trace, &report),
+        report,
         totals: analysis.coverage.totals,
         verdict: analysis.coverage.verdict,
         breakdown: analysis.breakdown,
     })
 }
 
-/// Reads and analyses every file; returns the document and how many files failed.
-pub fn analyze_paths(settings: &AnalyzeSettings) -> (Document, usize) {
-    let mut results = Vec::new();
-    let mut failed = 0;
-    for path in &settings.files {
+/// Reads and analyses every file (each once); failed files are listed in the document.
+pub fn analyze_paths(settings: &AnalyzeSettings) -> Document {
+    let (files, mut warnings) = honesty::distinct_paths(&settings.files);
+    let mut results: Vec<FileResult> = Vec::new();
+    let mut failed = Vec::new();
+    for path in &files {
         match analyze_file(path, settings) {
-            Ok(result) => results.push(result),
+            Ok(result) => {
+                if let Some(warning) = honesty::same_trace(&results, &result, |r| &r.identity) {
+                    warnings.push(warning);
+                    continue;
+                }
+                results.push(result);
+            }
             Err(error) => {
                 output::print_error(&error);
-                failed += 1;
+                failed.push(FailedFile {
+                    path: path.display().to_string(),
+                    error: format!("{error:#}"),
+                });
             }
         }
     }
-    (document(results, settings.top.max(50)), failed)
+    let identities: Vec<&honesty::TraceIdentity> = results.iter().map(|r| &r.identity).collect();
+    warnings.extend(honesty::disagreements(&identities));
+    if let Some(warning) = capture_warning(settings, &results) {
+        warnings.push(warning);
+    }
+    document(results, failed, warnings, settings.top.max(50))
 }
 
-fn document(results: Vec<FileResult>, top: usize) -> Document {
+/// A `--capture` trace that sized no graph of any file.
+fn capture_warning(settings: &AnalyzeSettings, results: &[FileResult]) -> Option<String> {
+    let path = settings.capture_path.as_ref()?;
+    let matched: u32 = results
+        .iter()
+        .map(|r| r.report.replay_coverage.capture_matches)
+        .sum();
+    let replays: u64 = results
+        .iter()
+        .map(|r| r.report.replay_coverage.numbers.get("replays"))
+        .sum();
+    (matched == 0 && replays > 0).then(|| {
+        format!(
+            "the capture trace `{}` matches none of the traces' graphs (by kernel names, or by node count where it names none): its sizes were not used",
+            path.display()
+        )
+    })
+}
+
+fn document(
+    results: Vec<FileResult>,
+    failed: Vec<FailedFile>,
+    warnings: Vec<String>,
+    top: usize,
+) -> Document {
     let verdict = combine_verdicts(results.iter().map(|r| r.verdict));
     let combined = (results.len() > 1).then(|| Combined {
         files: results.len(),
@@ -227,8 +226,14 @@ fn document(results: Vec<FileResult>, top: usize) -> Document {
     Document {
         schema_version: stepscope_report::schema::SCHEMA_VERSION,
         tool: Tool::current(),
-        verdict: verdict.as_str(),
+        verdict: if failed.is_empty() {
+            verdict.as_str()
+        } else {
+            UNREADABLE
+        },
         partial: files.iter().any(|f| f.import.partial),
+        failed_files: failed,
+        warnings,
         files,
         combined,
     }
@@ -246,9 +251,45 @@ pub fn emit(document: &Document, settings: &AnalyzeSettings) -> anyhow::Result<(
         output::print(&stepscope_report::terminal::render(document, &options))?;
     }
     if let Some(dir) = &settings.csv {
-        stepscope_report::csv::write_tables(document, dir)?;
+        let written = stepscope_report::csv::write_tables(document, dir)?;
+        let names: Vec<String> = written
+            .iter()
+            .filter_map(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+            .collect();
+        output::note(&format!(
+            "wrote {} CSV files to `{}`: {}",
+            written.len(),
+            dir.display(),
+            names.join(", ")
+        ));
     }
     Ok(())
+}
+
+/// The exit code for a rendered document: 2 for unreadable input, 3 for a verdict that
+/// fails the gate (when asked), else 0.
+pub fn outcome(document: &Document, settings: &AnalyzeSettings) -> Outcome {
+    if !document.failed_files.is_empty() {
+        return Outcome::InputError;
+    }
+    if !settings.fail_on_incomplete {
+        return Outcome::Success;
+    }
+    let verdicts = document.files.iter().map(|f| f.replay_coverage.verdict);
+    if verdicts.clone().any(|v| v == Verdict::NoEvents.as_str()) {
+        return Outcome::InputError;
+    }
+    let fails = |word: &str| {
+        [Verdict::Incomplete, Verdict::Damaged, Verdict::Unverified]
+            .into_iter()
+            .find(|v| v.as_str() == word)
+            .is_some_and(|v| v.fails_gate(settings.strict))
+    };
+    if document.partial || verdicts.clone().any(fails) {
+        Outcome::VerdictFailed
+    } else {
+        Outcome::Success
+    }
 }
 
 /// `stepscope analyze`.
@@ -260,16 +301,10 @@ pub fn run(args: AnalyzeArgs) -> anyhow::Result<Outcome> {
             return Ok(Outcome::InputError);
         }
     };
-    let (document, failed) = analyze_paths(&settings);
+    let document = analyze_paths(&settings);
     if document.files.is_empty() {
         return Ok(Outcome::InputError);
     }
     emit(&document, &settings)?;
-    if failed > 0 {
-        Ok(Outcome::InputError)
-    } else if settings.fail_on_incomplete && document.verdict == "incomplete" {
-        Ok(Outcome::VerdictFailed)
-    } else {
-        Ok(Outcome::Success)
-    }
+    Ok(outcome(&document, &settings))
 }

@@ -65,6 +65,8 @@ fn analyse(file: PathBuf, color: bool) -> Document {
         json: false,
         csv: None,
         fail_on_incomplete: false,
+        strict: false,
+        capture_path: None,
         capture: Vec::new(),
         categories: KernelCategories::embedded(),
         read: ReadOptions::default(),
@@ -72,7 +74,7 @@ fn analyse(file: PathBuf, color: bool) -> Document {
         color,
         progress: false,
     };
-    analyze_paths(&settings).0
+    analyze_paths(&settings)
 }
 
 fn narrate(spec: &DemoSpec, good: &Document, bad: &Document, color: bool) -> String {

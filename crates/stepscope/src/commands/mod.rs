@@ -5,6 +5,7 @@ mod bench;
 mod config;
 mod demo;
 mod env;
+mod inputs;
 mod progress;
 
 use crate::Outcome;

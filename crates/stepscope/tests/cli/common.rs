@@ -175,6 +175,16 @@ pub fn incomplete_piecewise(dir: &Path, name: &str) -> PathBuf {
     path
 }
 
+/// The repository root.
+pub fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// Runs the binary at the repository root, so `configs/...` paths work as in the README.
+pub fn at_repo<const N: usize>(args: [&str; N]) -> Run {
+    stepscope_in(&repo(), args, &[])
+}
+
 /// A temp folder.
 pub fn tempdir() -> tempfile::TempDir {
     tempfile::tempdir().expect("a temp folder")

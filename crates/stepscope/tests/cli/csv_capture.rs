@@ -5,6 +5,7 @@ use crate::common::{
     tempdir, u64_at,
 };
 use serde_json::Value;
+use stepscope_analysis::passes::replay_coverage::COUNTERS;
 
 /// Splits CSV text into records (RFC 4180 quoting; enough for what the report writes).
 fn parse_csv(text: &str) -> Vec<Vec<String>> {
@@ -36,28 +37,46 @@ fn parse_csv(text: &str) -> Vec<Vec<String>> {
     records
 }
 
-const HEADERS: [(&str, &str); 5] = [
-    (
-        "graphs.csv",
-        "file,graph,graph_id,first_kernel,expected_nodes_per_replay,expected_source,replays,recorded_replays,complete_replays,short_replays,empty_replays,order_mismatches,coverage,completeness,missing_gpu_time_us",
-    ),
-    (
-        "findings.csv",
-        "file,kind,replay,launch_ts_us,step,graph,recorded_nodes,expected_nodes,evidence",
-    ),
-    (
-        "stages.csv",
-        "file,stage,steps,events,gpu_time_us,share_of_total,busy_time_us,idle_time_us,window_us",
-    ),
-    (
-        "categories.csv",
-        "file,stage,category,events,time_us,share,mean_us",
-    ),
-    (
-        "kernels.csv",
-        "file,stage,kernel,category,events,time_us,share,mean_us",
-    ),
-];
+/// The tables' headers; the coverage counters come from the analysis's one list.
+fn headers() -> Vec<(&'static str, String)> {
+    let mut graphs = vec![
+        "file",
+        "graph",
+        "graph_id",
+        "first_kernel",
+        "expected_nodes_per_replay",
+        "expected_source",
+    ];
+    graphs.extend(COUNTERS.iter().map(|c| c.name));
+    graphs.extend([
+        "coverage",
+        "completeness",
+        "completeness_low",
+        "completeness_high",
+        "missing_gpu_time_us",
+        "missing_gpu_time_low_us",
+        "missing_gpu_time_high_us",
+    ]);
+    vec![
+        ("graphs.csv", graphs.join(",")),
+        (
+            "findings.csv",
+            "file,kind,replay,launch_ts_us,step,graph,recorded_nodes,expected_nodes,expected_nodes_low,expected_nodes_high,evidence_kind,evidence,unverified,refused_events,shared_correlation".to_owned(),
+        ),
+        (
+            "stages.csv",
+            "file,stage,steps,events,gpu_time_us,share_of_total,busy_time_us,idle_time_us,window_us".to_owned(),
+        ),
+        (
+            "categories.csv",
+            "file,stage,category,events,time_us,share,mean_us".to_owned(),
+        ),
+        (
+            "kernels.csv",
+            "file,stage,kernel,category,events,time_us,share,mean_us".to_owned(),
+        ),
+    ]
+}
 
 #[test]
 fn csv_writes_five_tables_with_headers_matching_the_json() {
@@ -75,11 +94,11 @@ fn csv_writes_five_tables_with_headers_matching_the_json() {
     run.expect_code(0);
     let doc = run.json();
     let mut tables = std::collections::BTreeMap::new();
-    for (name, header) in HEADERS {
+    for (name, header) in headers() {
         let path = out.join(name);
         let text = std::fs::read_to_string(&path)
             .unwrap_or_else(|e| panic!("{} was not written: {e}", path.display()));
-        assert_eq!(text.lines().next(), Some(header), "{name} header");
+        assert_eq!(text.lines().next(), Some(header.as_str()), "{name} header");
         let records = parse_csv(&text);
         let width = records[0].len();
         for record in &records {
@@ -96,16 +115,27 @@ fn csv_writes_five_tables_with_headers_matching_the_json() {
     };
     assert_eq!(tables["graphs.csv"].len() - 1, count("graphs"));
     assert_eq!(tables["findings.csv"].len() - 1, count("findings"));
-    // The two empty replays are the findings, with their file.
-    let findings = &tables["findings.csv"][1..];
-    assert_eq!(findings.len(), 2);
-    for (row, replay) in findings.iter().zip(["5", "6"]) {
+    // The two empty replays are findings, with their file and their evidence.
+    let empty: Vec<&Vec<String>> = tables["findings.csv"][1..]
+        .iter()
+        .filter(|row| row[1] == "ReplayWithoutKernels")
+        .collect();
+    assert_eq!(empty.len(), 2);
+    for (row, replay) in empty.iter().zip(["5", "6"]) {
         assert_eq!(row[0], broken.display().to_string());
-        assert_eq!(row[1], "ReplayWithoutKernels");
         assert_eq!(row[2], replay);
         assert_eq!(row[6], "0");
         assert_eq!(row[7], "15");
+        assert_eq!(row[10], "neighbours");
+        assert!(row[11].contains("before and after"), "{row:?}");
     }
+    rows_agree_with_the_json(&tables, files);
+}
+
+fn rows_agree_with_the_json(
+    tables: &std::collections::BTreeMap<&str, Vec<Vec<String>>>,
+    files: &[Value],
+) {
     let stages: usize = files
         .iter()
         .map(|f| f["breakdown"]["stages"].as_array().expect("stages").len())
@@ -117,11 +147,19 @@ fn csv_writes_five_tables_with_headers_matching_the_json() {
         .iter()
         .flat_map(|f| f["replay_coverage"]["graphs"].as_array().expect("graphs"))
         .collect();
+    let header = &tables["graphs.csv"][0];
+    let column = |name: &str| header.iter().position(|h| h == name).expect(name);
     for (row, graph) in graph_rows.iter().zip(json_graphs) {
         assert_eq!(row[1], graph["graph"].to_string());
         assert_eq!(row[3], graph["first_kernel"].as_str().unwrap_or_default());
-        assert_eq!(row[6], graph["replays"].to_string());
-        assert_eq!(row[10], graph["empty_replays"].to_string());
+        for counter in COUNTERS {
+            assert_eq!(
+                row[column(counter.name)],
+                graph[counter.name].to_string(),
+                "{}",
+                counter.name
+            );
+        }
     }
 }
 
@@ -137,7 +175,16 @@ fn csv_without_json_still_prints_the_terminal_report() {
         arg(dir.path()),
     ]);
     run.expect_code(0);
-    assert!(run.stdout.contains("replay coverage: COMPLETE"));
+    assert!(
+        run.stdout
+            .contains("replay coverage: COMPLETE AS FAR AS THE TRACE SHOWS")
+    );
+    assert!(
+        run.stderr
+            .contains(&format!("wrote 5 CSV files to `{}`", dir.path().display())),
+        "stderr: {}",
+        run.stderr
+    );
     let kernels = std::fs::read_to_string(dir.path().join("kernels.csv")).expect("kernels.csv");
     assert!(kernels.lines().count() > 10, "{kernels}");
 }
@@ -168,15 +215,16 @@ fn capture_trace_gives_the_expected_node_count() {
         ),
         544
     );
+    // The capture corroborates the one replay's size.
     assert_eq!(str_at(&doc, "/verdict"), "complete");
-    // Without it the count comes from the replay itself.
+    // Without it the count comes from the replay itself: a lower bound.
     let run = stepscope(["analyze", SGLANG_DECODE, "--json"]);
     assert_eq!(
         str_at(
             &run.json(),
             "/files/0/replay_coverage/graphs/0/expected_source"
         ),
-        "reference_replay"
+        "single_replay"
     );
 }
 
@@ -225,7 +273,7 @@ fn every_csv_has_unique_column_names() {
         arg(dir.path()),
     ])
     .expect_code(0);
-    for (name, _) in HEADERS {
+    for (name, _) in headers() {
         let text = std::fs::read_to_string(dir.path().join(name)).expect(name);
         let header = &parse_csv(&text)[0];
         let unique: std::collections::BTreeSet<&String> = header.iter().collect();

@@ -168,7 +168,10 @@ fn fail_on_incomplete_looks_at_every_file() {
     ]);
     run.expect_code(3);
     let doc = run.json();
-    assert_eq!(str_at(&doc, "/files/0/replay_coverage/verdict"), "complete");
+    assert_eq!(
+        str_at(&doc, "/files/0/replay_coverage/verdict"),
+        "unverified"
+    );
     assert_eq!(
         str_at(&doc, "/files/1/replay_coverage/verdict"),
         "incomplete"

@@ -7,8 +7,14 @@ use std::collections::BTreeSet;
 
 const DOC: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/json-schema.md");
 
-/// Objects whose keys are data (category names, field names, `framework:mode`), not schema.
-const DATA_MAPS: [&str; 3] = ["unknown_categories", "unknown_fields", "counts"];
+/// Objects whose keys are data (category names, field names, `framework:mode`, damage
+/// kinds), not schema.
+const DATA_MAPS: [&str; 4] = [
+    "unknown_categories",
+    "unknown_fields",
+    "counts",
+    "refused_events",
+];
 
 /// Every object key in `value`, as `parent.key` paths and bare keys.
 fn keys(value: &Value, path: &str, out: &mut BTreeSet<(String, String)>) {
@@ -31,30 +37,61 @@ fn keys(value: &Value, path: &str, out: &mut BTreeSet<(String, String)>) {
     }
 }
 
+/// The SGLang decode trace with its one replay emptied (HIP 7.2: switch advice), and one
+/// kernel of the piecewise trace given a negative duration (damage).
+fn edited_traces(dir: &std::path::Path) -> (std::path::PathBuf, std::path::PathBuf) {
+    use stepscope_synth::removal::{keep_only, read_json, to_json_bytes};
+    let mut sglang = read_json(&trace(SGLANG_DECODE)).expect("reads");
+    keep_only(&mut sglang, |_| false);
+    let emptied = dir.join("sglang_emptied.json");
+    std::fs::write(&emptied, to_json_bytes(&sglang)).expect("write");
+    let mut piecewise = read_json(&trace(crate::common::VLLM_PIECEWISE)).expect("reads");
+    let events = piecewise["traceEvents"].as_array_mut().expect("events");
+    let kernel = events
+        .iter()
+        .rposition(|e| e["cat"] == "kernel")
+        .expect("a kernel");
+    events[kernel]["dur"] = serde_json::json!(-1.0);
+    let damaged = dir.join("piecewise_damaged.json");
+    std::fs::write(&damaged, to_json_bytes(&piecewise)).expect("write");
+    (emptied, damaged)
+}
+
 fn rich_document() -> Value {
     let dir = tempdir();
     let broken = incomplete_piecewise(dir.path(), "piecewise_missing_2.json");
     let bytes = std::fs::read(trace(SGLANG_DECODE)).expect("read");
     let half = dir.path().join("half.json.gz");
     std::fs::write(&half, &bytes[..bytes.len() / 2]).expect("write");
+    let unreadable = dir.path().join("not_a_trace.json");
+    std::fs::write(&unreadable, "{}").expect("write");
+    let (emptied, damaged) = edited_traces(dir.path());
     let run = stepscope([
         "analyze".as_ref(),
         arg(&broken),
-        SGLANG_DECODE.as_ref(),
+        arg(&emptied),
         arg(&half),
+        arg(&damaged),
+        SGLANG_DECODE.as_ref(),
+        SGLANG_DECODE.as_ref(),
+        arg(&unreadable),
         "--allow-truncated".as_ref(),
         "--json".as_ref(),
     ]);
-    run.expect_code(0);
+    run.expect_code(2);
     let doc = run.json();
     // The document exercises what the doc describes.
     assert!(doc["combined"].is_object());
-    assert!(
-        !doc["files"][0]["replay_coverage"]["findings"]
-            .as_array()
-            .expect("findings")
-            .is_empty()
-    );
+    assert_eq!(doc["verdict"], "unreadable");
+    assert_eq!(doc["failed_files"].as_array().map(Vec::len), Some(1));
+    assert!(!doc["warnings"].as_array().expect("warnings").is_empty());
+    let kinds: Vec<&str> = doc["files"][0]["replay_coverage"]["findings"]
+        .as_array()
+        .expect("findings")
+        .iter()
+        .filter_map(|f| f["evidence"]["kind"].as_str())
+        .collect();
+    assert!(kinds.contains(&"neighbours"), "{kinds:?}");
     assert!(
         !doc["files"][1]["advice"]["switches"]
             .as_array()
@@ -66,6 +103,10 @@ fn rich_document() -> Value {
             .as_array()
             .expect("counters")
             .is_empty()
+    );
+    assert_eq!(
+        doc["files"][3]["damage"]["refused_events"]["negative_duration"],
+        1
     );
     doc
 }
@@ -96,15 +137,39 @@ fn the_doc_states_the_schema_version_the_binary_writes() {
         text.contains(&format!("\"schema_version\": {version}")),
         "docs/json-schema.md shows schema_version {version}"
     );
-    for verdict in ["complete", "incomplete", "no-replays"] {
+    for verdict in [
+        "complete",
+        "unverified",
+        "damaged",
+        "incomplete",
+        "no-replays",
+        "no-events",
+        "unreadable",
+    ] {
         assert!(text.contains(&format!("`{verdict}`")), "verdict {verdict}");
     }
-    for kind in [
-        "ReplayWithoutKernels",
-        "ShortReplay",
-        "ReplayOrderMismatch",
-        "DeferredKernelBurst",
-    ] {
+    for kind in stepscope_report::schema::FINDING_KINDS {
         assert!(text.contains(&format!("`{kind}`")), "finding kind {kind}");
+    }
+    for counter in stepscope_analysis::passes::replay_coverage::COUNTERS {
+        assert!(
+            text.contains(&format!("`{}`", counter.name)),
+            "counter {}",
+            counter.name
+        );
+    }
+    for evidence in [
+        "capture",
+        "step_slot",
+        "cycle_position",
+        "graph_id",
+        "neighbours",
+        "idle_gap",
+        "repeated",
+    ] {
+        assert!(
+            text.contains(&format!("`{evidence}`")),
+            "evidence {evidence}"
+        );
     }
 }

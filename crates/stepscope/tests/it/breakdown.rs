@@ -55,7 +55,10 @@ fn sglang_extend_step_is_prefill() {
 
 #[test]
 fn without_annotations_replayed_kernels_are_decode_and_the_rest_unassigned() {
-    let trace = common::read("hta/tests/data/negative_queue_length_values_check/rank0.json.gz");
+    // xdit's trace has no step annotations (HTA's training trace has ProfilerStep#N steps).
+    let trace = common::read(
+        "tracelens/tests/traces/inference/xdit_flux.1/capture_traces/capture_trace_rank_0.json.gz",
+    );
     let result = analysis(&trace);
     assert_eq!(result.breakdown.method, AssignmentMethod::ReplaysAsDecode);
     let replayed: u64 = result
@@ -69,8 +72,8 @@ fn without_annotations_replayed_kernels_are_decode_and_the_rest_unassigned() {
     let unassigned = stage(&result, StageKey::Unassigned).expect("unassigned");
     assert_eq!(decode.events + unassigned.events, trace.gpu.len() as u64);
     assert!(
-        result.breakdown.unassigned_share() > 0.5,
-        "most of this training trace is eager work"
+        result.breakdown.unassigned_share() > 0.3,
+        "the capture run and the eager work around the replay are unassigned"
     );
 }
 
@@ -111,7 +114,7 @@ fn demo_truth_comes_back_out() {
         };
         assert_eq!(totals.recorded_replays as usize, kept, "{symptom:?}");
         assert_eq!(
-            totals.expected_nodes as usize,
+            totals.expected_nodes_low as usize,
             truth.replays * truth.kernels_per_replay,
             "{symptom:?}"
         );

@@ -4,4 +4,9 @@ mod breakdown;
 mod categories;
 mod common;
 mod coverage;
+mod cycles;
+mod damage;
+
 mod manifest;
+mod removal;
+mod variants;

@@ -1,25 +1,30 @@
-//! The JSON document (`stepscope analyze --json`), schema version 1. Every renderer reads
-//! these types, so the terminal, CSV and JSON outputs cannot disagree.
+//! The JSON document (`stepscope analyze --json`), schema version 2 (docs/json-schema.md).
+//! Every renderer reads these types, so the terminal, CSV and JSON outputs cannot disagree.
 //!
 //! Times are microseconds (`*_us`, floats), as in Chrome traces and the PyTorch profiler.
 //! Shares are fractions in `[0, 1]`. Fields are only ever added within a schema version.
+//! Text taken from a trace (kernel names, labels) has its control characters escaped
+//! (`\u{1b}`), so no report can be made to move a cursor or forge a line.
+
+mod coverage;
+
+pub use coverage::{
+    Coverage, CoverageNumbers, EvidenceWire, FINDING_KINDS, Finding, Graph, HOW_TO_SETTLE,
+    MAX_FINDINGS, MultiKernel, UnverifiedWire, count,
+};
 
 use serde::Serialize;
 use stepscope_analysis::TraceAnalysis;
-use stepscope_analysis::passes::replay_coverage::{
-    CoverageTotals, ExpectedSource, GraphCoverage, Replay, ReplayCoverage, ReplayStatus,
-};
+use stepscope_analysis::passes::replay_coverage::Verdict;
 use stepscope_analysis::passes::runtime_advice::RuntimeAdvice;
 use stepscope_analysis::passes::stage_breakdown::{
     AssignmentMethod, StageBreakdown, StageSummary, TimeRow,
 };
-use stepscope_model::{Duration, GpuEventKind, Trace};
+use stepscope_model::switches::{CUDA_MISSING_KERNELS_NOTE, CUDA_NOTE, SwitchAdvice};
+use stepscope_model::{DamageKind, Duration, GpuEventKind, Trace};
 
 /// Version of this document's layout.
-pub const SCHEMA_VERSION: u32 = 1;
-
-/// Findings listed per file at most; counts always cover all of them.
-pub const MAX_FINDINGS: usize = 200;
+pub const SCHEMA_VERSION: u32 = 2;
 
 fn micros(duration: Duration) -> f64 {
     (duration.as_nanos() as f64 / 1e3 * 1e3).round() / 1e3
@@ -33,6 +38,23 @@ fn share(part: Duration, whole: Duration) -> f64 {
     }
 }
 
+/// `text` with control characters (C0, DEL, C1) escaped as `\u{..}`: text from a trace is
+/// untrusted, and a terminal obeys what it prints.
+pub fn text(raw: &str) -> String {
+    if !raw.chars().any(char::is_control) {
+        return raw.to_owned();
+    }
+    raw.chars()
+        .map(|c| {
+            if c.is_control() {
+                format!("\\u{{{:x}}}", u32::from(c))
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
+}
+
 /// The whole document.
 #[derive(Debug, Clone, Serialize)]
 pub struct Document {
@@ -40,14 +62,31 @@ pub struct Document {
     pub schema_version: u32,
     /// `stepscope` and its version.
     pub tool: Tool,
-    /// Worst verdict over all files.
+    /// Worst verdict over all files; `unreadable` when an input file could not be read.
     pub verdict: &'static str,
     /// Whether any file was read only up to a break (`--allow-truncated`).
     pub partial: bool,
-    /// One entry per input file.
+    /// Input files that could not be read, with the error.
+    pub failed_files: Vec<FailedFile>,
+    /// What the inputs disagree on or repeat (the same file twice, two files of one rank,
+    /// different world sizes or runtimes, a capture that matches no graph).
+    pub warnings: Vec<String>,
+    /// One entry per input file read.
     pub files: Vec<FileReport>,
     /// All files together, when there is more than one.
     pub combined: Option<Combined>,
+}
+
+/// The top-level verdict word when an input could not be read.
+pub const UNREADABLE: &str = "unreadable";
+
+/// An input file that could not be read.
+#[derive(Debug, Clone, Serialize)]
+pub struct FailedFile {
+    /// Path as given.
+    pub path: String,
+    /// The error, with its causes.
+    pub error: String,
 }
 
 /// Who wrote the document.
@@ -95,13 +134,17 @@ pub struct FileReport {
     pub devices: Vec<String>,
     /// Runtime from the header.
     pub runtime: Option<Runtime>,
+    /// `hip`, `cuda` (by runtime version or device names) or `unknown`.
+    pub platform: &'static str,
     /// What was read.
     pub events: EventNumbers,
     /// What the reader skipped or did not know.
     pub import: Import,
+    /// Events refused for bad data, and the replays they touch.
+    pub damage: Damage,
     /// Replay coverage and verdict.
     pub replay_coverage: Coverage,
-    /// Switch advice.
+    /// What to change so every replay is recorded.
     pub advice: Advice,
     /// Step annotations found.
     pub steps: StepNumbers,
@@ -118,6 +161,22 @@ pub struct Runtime {
     pub version: String,
     /// The header value as written.
     pub header_value: u64,
+}
+
+/// Bad data in the trace: not a runtime symptom.
+#[derive(Debug, Clone, Serialize)]
+pub struct Damage {
+    /// Events refused at import, per kind (`negative_duration`, `invalid_time`,
+    /// `absurd_time`, `unknown_phase`).
+    pub refused_events: std::collections::BTreeMap<&'static str, u64>,
+    /// Refused GPU events whose correlation id is a graph replay's.
+    pub refused_in_replays: u64,
+    /// Graph launch calls refused.
+    pub refused_launches: u32,
+    /// Host calls sharing a correlation id with an earlier one.
+    pub shared_correlations: u64,
+    /// Replays that lost events to bad data.
+    pub damaged_replays: u64,
 }
 
 /// Event counts.
@@ -169,144 +228,17 @@ pub struct Counter {
     pub description: &'static str,
 }
 
-/// Replay coverage of one file.
-#[derive(Debug, Clone, Serialize)]
-pub struct Coverage {
-    /// `complete`, `incomplete` or `no-replays`.
-    pub verdict: &'static str,
-    /// Counts and ratios.
-    #[serde(flatten)]
-    pub numbers: CoverageNumbers,
-    /// Recorded GPU time of the whole file.
-    pub recorded_gpu_time_us: f64,
-    /// Missing replay time / (recorded GPU time + missing).
-    pub missing_share: f64,
-    /// Graph launches under stream capture (not replays).
-    pub launches_under_capture: u32,
-    /// Kernels whose correlation matches no host call.
-    pub orphan_kernels: u64,
-    /// Memcpys/memsets whose correlation matches no host call.
-    pub orphan_transfers: u64,
-    /// Eager launches with more than one kernel, per API.
-    pub multi_kernel_launches: Vec<MultiKernel>,
-    /// Per graph.
-    pub graphs: Vec<Graph>,
-    /// Problem replays (at most [`MAX_FINDINGS`]).
-    pub findings: Vec<Finding>,
-}
-
-/// Replay counts and ratios.
-#[derive(Debug, Clone, Serialize)]
-pub struct CoverageNumbers {
-    /// Replays.
-    pub replays: u32,
-    /// Replays with ≥ 1 recorded node.
-    pub recorded_replays: u32,
-    /// Replays with every node.
-    pub complete_replays: u32,
-    /// Replays with some nodes missing.
-    pub short_replays: u32,
-    /// Replays with none.
-    pub empty_replays: u32,
-    /// Replays in a different order than the reference.
-    pub order_mismatches: u32,
-    /// Replays whose kernels arrived after the next step ended.
-    pub deferred_replays: u32,
-    /// `recorded_replays / replays`.
-    pub coverage: f64,
-    /// Recorded / expected nodes (over replays with a known expectation).
-    pub completeness: f64,
-    /// Recorded nodes.
-    pub recorded_nodes: u64,
-    /// Expected nodes.
-    pub expected_nodes: u64,
-    /// Replays whose expected node count is unknown.
-    pub unknown_expected_replays: u32,
-    /// Estimated GPU time of the nodes not recorded.
-    pub missing_gpu_time_us: f64,
-}
-
-impl CoverageNumbers {
-    /// From analysis totals.
-    pub fn new(t: &CoverageTotals) -> Self {
-        CoverageNumbers {
-            replays: t.replays,
-            recorded_replays: t.recorded_replays,
-            complete_replays: t.complete_replays,
-            short_replays: t.short_replays,
-            empty_replays: t.empty_replays,
-            order_mismatches: t.order_mismatches,
-            deferred_replays: t.deferred_replays,
-            coverage: t.coverage(),
-            completeness: t.completeness(),
-            recorded_nodes: t.recorded_nodes,
-            expected_nodes: t.expected_nodes,
-            unknown_expected_replays: t.unknown_expected,
-            missing_gpu_time_us: micros(t.missing_time),
-        }
-    }
-}
-
-/// One API's multi-kernel eager launches.
-#[derive(Debug, Clone, Serialize)]
-pub struct MultiKernel {
-    /// API name.
-    pub api: String,
-    /// Calls with more than one kernel.
-    pub launches: u32,
-    /// Most GPU events from one call.
-    pub max_events: u32,
-}
-
-/// One graph's coverage.
-#[derive(Debug, Clone, Serialize)]
-pub struct Graph {
-    /// Graph number (1-based in order of first replay); `null` for replays of unknown graph.
-    pub graph: Option<usize>,
-    /// `graph id` from the trace.
-    pub graph_id: Option<u64>,
-    /// First kernel of the reference order.
-    pub first_kernel: Option<String>,
-    /// Expected nodes per replay.
-    pub expected_nodes_per_replay: Option<u32>,
-    /// `capture_trace`, `reference_replay` or `unknown`.
-    pub expected_source: &'static str,
-    /// GPU time of the reference replay.
-    pub reference_time_us: f64,
-    /// Counts and ratios.
-    #[serde(flatten)]
-    pub numbers: CoverageNumbers,
-}
-
-/// A replay with a problem.
-#[derive(Debug, Clone, Serialize)]
-pub struct Finding {
-    /// `ReplayWithoutKernels`, `ShortReplay`, `ReplayOrderMismatch` or `DeferredKernelBurst`.
-    pub kind: &'static str,
-    /// Replay number (0-based, launch order).
-    pub replay: usize,
-    /// Host time of its launch.
-    pub launch_ts_us: f64,
-    /// Its step's label.
-    pub step: Option<String>,
-    /// Its graph number.
-    pub graph: Option<usize>,
-    /// Recorded nodes.
-    pub recorded_nodes: u32,
-    /// Expected nodes.
-    pub expected_nodes: Option<u32>,
-    /// Evidence for the graph it was matched to.
-    pub evidence: Option<String>,
-}
-
-/// Switch advice.
+/// What to change so the profiler records every replay.
 #[derive(Debug, Clone, Serialize)]
 pub struct Advice {
     /// What the header says about the runtime.
     pub runtime: String,
-    /// Switches to set in the server's environment at start.
+    /// Whether the verdict calls for this advice: short or empty replays (the runtime
+    /// symptom). Never for damaged data, never switches for CUDA.
+    pub applies: bool,
+    /// Switches to set in the server's environment at start (only when `applies`, on HIP).
     pub switches: Vec<Switch>,
-    /// Why these.
+    /// Why these, or why none.
     pub reason: String,
 }
 
@@ -416,7 +348,7 @@ fn stage(summary: &StageSummary, total: Duration, top: usize) -> Stage {
         rows.iter()
             .take(limit)
             .map(|r| Row {
-                name: r.name.clone(),
+                name: text(&r.name),
                 category: r.category.clone(),
                 events: r.events,
                 time_us: micros(r.time),
@@ -449,11 +381,17 @@ impl FileReport {
         let count =
             |kind: GpuEventKind| trace.gpu.kind.iter().filter(|k| **k == kind).count() as u64;
         FileReport {
-            path: path.to_owned(),
+            path: text(path),
             rank: trace.metadata.rank,
             world_size: trace.metadata.world_size,
-            devices: trace.metadata.device_names.clone(),
+            devices: trace
+                .metadata
+                .device_names
+                .iter()
+                .map(|d| text(d))
+                .collect(),
             runtime: runtime(&analysis.advice),
+            platform: platform(&analysis.advice),
             events: EventNumbers {
                 total: trace.counts.events,
                 kernels: count(GpuEventKind::Kernel),
@@ -465,14 +403,40 @@ impl FileReport {
                 flows: trace.flows.len() as u64,
             },
             import: import(trace),
-            replay_coverage: coverage(trace, analysis),
-            advice: advice(&analysis.advice),
+            damage: damage(trace, analysis),
+            replay_coverage: coverage::coverage(trace, analysis),
+            advice: advice(&analysis.advice, analysis.coverage.verdict),
             steps: StepNumbers {
                 framework: analysis.steps.framework.map(|f| f.as_str()),
-                counts: analysis.steps.counts_by_key().into_iter().collect(),
+                counts: analysis
+                    .steps
+                    .counts_by_key()
+                    .into_iter()
+                    .map(|(k, n)| (text(&k), n))
+                    .collect(),
             },
             breakdown: Breakdown::new(&analysis.breakdown, top),
         }
+    }
+}
+
+fn damage(trace: &Trace, analysis: &TraceAnalysis) -> Damage {
+    let coverage = &analysis.coverage;
+    Damage {
+        refused_events: DamageKind::ALL
+            .iter()
+            .map(|k| (k.as_str(), trace.damaged.count(*k) as u64))
+            .filter(|(_, n)| *n > 0)
+            .collect(),
+        refused_in_replays: coverage
+            .replays
+            .iter()
+            .filter_map(|r| r.damage)
+            .map(|d| u64::from(d.refused_events))
+            .sum(),
+        refused_launches: coverage.refused_launches,
+        shared_correlations: coverage.duplicate_correlations,
+        damaged_replays: u64::from(coverage.totals.damaged_replays),
     }
 }
 
@@ -505,116 +469,100 @@ fn runtime(advice: &RuntimeAdvice) -> Option<Runtime> {
                 + u64::from(version.minor) * 100_000
                 + u64::from(version.build),
         }),
-        RuntimeAdvice::Cuda { version } => Some(Runtime {
+        RuntimeAdvice::Cuda {
+            version: Some(version),
+        } => Some(Runtime {
             kind: "cuda",
             version: format!("{}.{}", version / 1000, (version % 1000) / 10),
             header_value: *version,
         }),
-        RuntimeAdvice::Unknown => None,
+        _ => None,
     }
 }
 
-fn advice(advice: &RuntimeAdvice) -> Advice {
+fn platform(advice: &RuntimeAdvice) -> &'static str {
     match advice {
-        RuntimeAdvice::Hip { version, advice } => Advice {
-            runtime: format!("HIP runtime {}.{} (build {})", version.major, version.minor, version.build),
-            switches: advice
-                .switches
-                .iter()
-                .map(|s| Switch {
-                    variable: s.variable,
-                    value: s.value,
-                    runtime_line: s.runtime_line,
-                    effect: s.effect,
-                    measured: s.measured,
-                    notes: s.notes,
-                })
-                .collect(),
-            reason: advice.reason.clone(),
-        },
-        RuntimeAdvice::Cuda { version } => Advice {
-            runtime: format!("CUDA runtime {}.{}", version / 1000, (version % 1000) / 10),
-            switches: Vec::new(),
-            reason: "CUPTI records every kernel of a replay under its cudaGraphLaunch: the PyTorch profiler needs no switch; Nsight Systems needs --cuda-graph-trace=node".to_owned(),
-        },
-        RuntimeAdvice::Unknown => Advice {
-            runtime: "unknown (no runtime version in the trace header)".to_owned(),
-            switches: Vec::new(),
-            reason: "on a HIP runtime, set DEBUG_CLR_GRAPH_PACKET_CAPTURE=0, DEBUG_HIP_GRAPH_SEGMENT_SCHEDULING=0 and DEBUG_HIP_GRAPH_CLASSIC_PATH=1 (a runtime ignores variables it does not define)".to_owned(),
-        },
+        RuntimeAdvice::Hip { .. } | RuntimeAdvice::AmdDevices { .. } => "hip",
+        RuntimeAdvice::Cuda { .. } => "cuda",
+        RuntimeAdvice::Unknown => "unknown",
     }
 }
 
-fn coverage(trace: &Trace, analysis: &TraceAnalysis) -> Coverage {
-    let c: &ReplayCoverage = &analysis.coverage;
-    Coverage {
-        verdict: c.verdict.as_str(),
-        numbers: CoverageNumbers::new(&c.totals),
-        recorded_gpu_time_us: micros(c.recorded_gpu_time),
-        missing_share: c.missing_share,
-        launches_under_capture: c.launches_under_capture,
-        orphan_kernels: c.orphans.kernels,
-        orphan_transfers: c.orphans.transfers,
-        multi_kernel_launches: c
-            .multi_kernel_launches
-            .iter()
-            .map(|m| MultiKernel {
-                api: m.api.clone(),
-                launches: m.launches,
-                max_events: m.max_events,
-            })
-            .collect(),
-        graphs: c.graphs.iter().map(graph).collect(),
-        findings: findings(trace, analysis),
-    }
-}
-
-fn graph(g: &GraphCoverage) -> Graph {
-    Graph {
-        graph: g.graph.map(|g| g + 1),
-        graph_id: g.graph_id,
-        first_kernel: g.first_kernel.clone(),
-        expected_nodes_per_replay: g.expected_nodes,
-        expected_source: match g.expected_source {
-            ExpectedSource::CaptureTrace => "capture_trace",
-            ExpectedSource::ReferenceReplay => "reference_replay",
-            ExpectedSource::Unknown => "unknown",
-        },
-        reference_time_us: micros(g.reference_time),
-        numbers: CoverageNumbers::new(&g.totals),
-    }
-}
-
-fn finding_kind(replay: &Replay) -> Option<&'static str> {
-    match replay.status {
-        ReplayStatus::Empty => Some("ReplayWithoutKernels"),
-        ReplayStatus::Short => Some("ShortReplay"),
-        ReplayStatus::Complete if replay.order_mismatch => Some("ReplayOrderMismatch"),
-        ReplayStatus::Complete if replay.deferred => Some("DeferredKernelBurst"),
-        ReplayStatus::Complete => None,
-    }
-}
-
-fn findings(trace: &Trace, analysis: &TraceAnalysis) -> Vec<Finding> {
-    let steps = &analysis.steps.steps;
-    analysis
-        .coverage
-        .replays
+fn switches(advice: &SwitchAdvice) -> Vec<Switch> {
+    advice
+        .switches
         .iter()
-        .enumerate()
-        .filter_map(|(index, replay)| {
-            let kind = finding_kind(replay)?;
-            Some(Finding {
-                kind,
-                replay: index,
-                launch_ts_us: trace.runtime.start[replay.launch as usize].as_micros_f64(),
-                step: replay.step.map(|s| trace.name(steps[s].name).to_owned()),
-                graph: replay.graph.map(|g| g + 1),
-                recorded_nodes: replay.recorded_nodes,
-                expected_nodes: replay.expected_nodes,
-                evidence: replay.evidence.clone(),
-            })
+        .map(|s| Switch {
+            variable: s.variable,
+            value: s.value,
+            runtime_line: s.runtime_line,
+            effect: s.effect,
+            measured: s.measured,
+            notes: s.notes,
         })
-        .take(MAX_FINDINGS)
         .collect()
+}
+
+/// The runtime as the report names it.
+fn runtime_text(advice: &RuntimeAdvice) -> String {
+    match advice {
+        RuntimeAdvice::Hip { version, .. } => format!(
+            "HIP runtime {}.{} (build {})",
+            version.major, version.minor, version.build
+        ),
+        RuntimeAdvice::AmdDevices { .. } => {
+            "a HIP runtime (AMD devices; no runtime version in the trace header)".to_owned()
+        }
+        RuntimeAdvice::Cuda { version: Some(v) } => {
+            format!("CUDA runtime {}.{}", v / 1000, (v % 1000) / 10)
+        }
+        RuntimeAdvice::Cuda { version: None } => {
+            "CUDA (NVIDIA devices; no runtime version in the trace header)".to_owned()
+        }
+        RuntimeAdvice::Unknown => {
+            "unknown (no runtime version or device names in the trace header)".to_owned()
+        }
+    }
+}
+
+fn advice(advice: &RuntimeAdvice, verdict: Verdict) -> Advice {
+    let runtime = runtime_text(advice);
+    let symptom = verdict == Verdict::Incomplete;
+    if verdict == Verdict::Damaged {
+        return Advice {
+            runtime,
+            applies: false,
+            switches: Vec::new(),
+            reason: "the trace holds bad data (see damage): that is damage in the file, not a runtime symptom, and no switch repairs it; re-export or re-record the trace".to_owned(),
+        };
+    }
+    let (switch_advice, cuda) = match advice {
+        RuntimeAdvice::Hip { advice, .. } | RuntimeAdvice::AmdDevices { advice } => {
+            (Some(advice.clone()), false)
+        }
+        RuntimeAdvice::Cuda { .. } => (None, true),
+        RuntimeAdvice::Unknown => (
+            Some(stepscope_model::switches::advice_for_text("unknown")),
+            false,
+        ),
+    };
+    let reason = match (&switch_advice, cuda, symptom) {
+        (_, true, true) => CUDA_MISSING_KERNELS_NOTE.to_owned(),
+        (_, true, false) => CUDA_NOTE.to_owned(),
+        (Some(a), false, _) if matches!(advice, RuntimeAdvice::Unknown) => format!(
+            "if the trace was recorded on a HIP runtime, set all three switches (a runtime ignores variables it does not define); {}",
+            a.reason
+        ),
+        (Some(a), false, _) => a.reason.clone(),
+        (None, false, _) => String::new(),
+    };
+    Advice {
+        runtime,
+        applies: symptom,
+        switches: match (&switch_advice, symptom) {
+            (Some(a), true) => switches(a),
+            _ => Vec::new(),
+        },
+        reason,
+    }
 }

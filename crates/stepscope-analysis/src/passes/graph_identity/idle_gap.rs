@@ -1,0 +1,165 @@
+//! Idle-gap evidence for replays nothing else places: the only replay of its content, whose
+//! work is a strict part of a bigger graph's.
+//!
+//! Such a replay is a short replay of the bigger graph when its stream sat idle in its window
+//! long enough to hold the nodes it lacks (*needed*: half their shortest recorded
+//! durations) beyond the idle time that follows the bigger graph's own replays (*typical*,
+//! the median), and that typical idle time is small (at most half of needed): the missing
+//! nodes ran, unrecorded, in that gap. It is not the bigger graph when its window has less
+//! idle time than needed. Otherwise nothing is said.
+
+use super::Context;
+use crate::passes::content_groups::Relation;
+use crate::passes::stream_idle::{StreamIdle, StreamKey};
+use rustc_hash::{FxHashMap, FxHashSet};
+use stepscope_model::{Duration, NameId, Trace};
+
+/// What the idle time says about a replay that may be short of a bigger graph.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IdleVerdict {
+    /// Short of the graph: `idle` after it, `needed` for the missing nodes, `typical` after
+    /// the graph's own replays.
+    Short {
+        /// The bigger graph's reference group.
+        reference: usize,
+        /// Idle time in its window.
+        idle: Duration,
+        /// Half the shortest recorded durations of the nodes it lacks, summed.
+        needed: Duration,
+        /// Median idle time in the windows of the graph's complete replays.
+        typical: Duration,
+    },
+    /// Not that graph: its window has no room for the nodes it lacks.
+    NoRoom,
+}
+
+/// Replays (by index) with a lone content that is a strict part of a reference group in
+/// use, and what the idle time says of each.
+pub fn idle_verdicts(
+    trace: &Trace,
+    context: &Context<'_>,
+    graph_group: &[Option<usize>],
+    evidence_given: &[bool],
+) -> FxHashMap<usize, IdleVerdict> {
+    let groups = context.groups();
+    let references: FxHashSet<usize> = graph_group.iter().flatten().copied().collect();
+    let candidates: Vec<(usize, usize)> = (0..graph_group.len())
+        .filter(|&r| !evidence_given[r])
+        .filter_map(|r| {
+            let group = groups.group_of[r]?;
+            if groups.groups[group].members.len() != 1 || graph_group[r] != Some(group) {
+                return None;
+            }
+            let bigger = references
+                .iter()
+                .copied()
+                .filter(|&h| groups.relation(group, h) == Relation::Inside)
+                .max_by_key(|&h| (groups.groups[h].members.len(), groups.groups[h].size))?;
+            Some((r, bigger))
+        })
+        .collect();
+    if candidates.is_empty() {
+        return FxHashMap::default();
+    }
+    let gaps = Gaps::new(trace, context, &candidates);
+    candidates
+        .into_iter()
+        .filter_map(|(r, h)| gaps.verdict(r, h).map(|v| (r, v)))
+        .collect()
+}
+
+struct Gaps<'a> {
+    trace: &'a Trace,
+    context: &'a Context<'a>,
+    idle: StreamIdle,
+}
+
+impl<'a> Gaps<'a> {
+    fn new(trace: &'a Trace, context: &'a Context<'a>, candidates: &[(usize, usize)]) -> Self {
+        let groups = context.groups();
+        let mut replays: Vec<usize> = candidates.iter().map(|(r, _)| *r).collect();
+        for &(_, h) in candidates {
+            replays.extend(&groups.groups[h].members);
+        }
+        let mut gaps = Gaps {
+            trace,
+            context,
+            idle: StreamIdle::default(),
+        };
+        let streams: FxHashSet<StreamKey> = replays.iter().flat_map(|&r| gaps.streams(r)).collect();
+        gaps.idle = StreamIdle::new(trace, context.inputs.links, &streams);
+        gaps
+    }
+
+    fn rows(&self, r: usize) -> &[u32] {
+        let launch = self.context.inputs.launches.launches[r].launch as usize;
+        self.context.inputs.links.launched(launch)
+    }
+
+    fn streams(&self, r: usize) -> Vec<StreamKey> {
+        let gpu = &self.trace.gpu;
+        let mut keys: Vec<StreamKey> = self
+            .rows(r)
+            .iter()
+            .map(|&row| (gpu.device[row as usize], gpu.stream[row as usize]))
+            .collect();
+        keys.sort_unstable();
+        keys.dedup();
+        keys
+    }
+
+    fn window_idle(&self, r: usize) -> Duration {
+        let call = self.context.inputs.launches.launches[r].launch as usize;
+        let runtime = &self.trace.runtime;
+        self.idle
+            .launch_idle(&self.streams(r), runtime.start[call], runtime.end(call))
+    }
+
+    /// Half the shortest duration of each node `r` lacks, from `h`'s replays, summed.
+    fn needed(&self, r: usize, h: usize) -> Duration {
+        let groups = self.context.groups();
+        let mut shortest: FxHashMap<NameId, i64> = FxHashMap::default();
+        for &m in &groups.groups[h].members {
+            for &row in self.rows(m) {
+                let row = row as usize;
+                let entry = shortest.entry(self.trace.gpu.name[row]).or_insert(i64::MAX);
+                *entry = (*entry).min(self.trace.gpu.duration[row].as_nanos());
+            }
+        }
+        let launches = &self.context.inputs.launches.launches;
+        let reference = &launches[groups.groups[h].reference].sequence;
+        let lacking = crate::passes::missing_time::missing_names(reference, &launches[r].sequence);
+        let total: i64 = lacking
+            .iter()
+            .filter_map(|name| shortest.get(name))
+            .map(|d| d / 2)
+            .sum();
+        Duration::from_nanos(total)
+    }
+
+    fn verdict(&self, r: usize, h: usize) -> Option<IdleVerdict> {
+        let needed = self.needed(r, h);
+        if needed <= Duration::ZERO {
+            return None;
+        }
+        let idle = self.window_idle(r);
+        if idle < needed {
+            return Some(IdleVerdict::NoRoom);
+        }
+        let mut typical: Vec<Duration> = self.context.groups().groups[h]
+            .members
+            .iter()
+            .map(|&m| self.window_idle(m))
+            .collect();
+        typical.sort_unstable();
+        let median = *typical.get(typical.len() / 2)?;
+        let excess = idle.as_nanos() - median.as_nanos();
+        let quiet = median.as_nanos() * 2 <= needed.as_nanos();
+        (typical.len() >= 2 && quiet && excess >= needed.as_nanos()).then_some(IdleVerdict::Short {
+            reference: h,
+            idle,
+            needed,
+            typical: median,
+        })
+    }
+}

@@ -1,0 +1,332 @@
+//! Coverage totals: the one list of coverage counters that every report reads.
+//!
+//! [`COUNTERS`] names each counter once, with its column label and meaning; the JSON
+//! schema, the CSV columns, the terminal's graph table and the tests iterate over it, so a
+//! counter added here appears everywhere and cannot be forgotten in one place.
+
+use super::{Replay, ReplayStatus};
+use stepscope_model::Duration;
+
+/// A quantity known only within bounds: at least `low`, at most `high` (`None`: no upper
+/// bound in the trace), with a best estimate where there is one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Range<T> {
+    /// At least.
+    pub low: T,
+    /// Best estimate (`None`: none).
+    pub estimate: Option<T>,
+    /// At most (`None`: unbounded).
+    pub high: Option<T>,
+}
+
+/// Counts behind coverage and completeness, for all replays or one graph.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct CoverageTotals {
+    /// Replays.
+    pub replays: u32,
+    /// Replays with at least one recorded node.
+    pub recorded_replays: u32,
+    /// Replays with every expected node, the size corroborated.
+    pub complete_replays: u32,
+    /// Replays with every node the trace shows, the size resting on themselves.
+    pub unverified_replays: u32,
+    /// Replays with some nodes missing.
+    pub short_replays: u32,
+    /// Replays with no recorded node.
+    pub empty_replays: u32,
+    /// Replays that lost events to bad data.
+    pub damaged_replays: u32,
+    /// Replays whose graph could not be told.
+    pub unknown_graph_replays: u32,
+    /// Replays whose order differs from the reference.
+    pub order_mismatches: u32,
+    /// Replays whose kernels arrived after the next step ended.
+    pub deferred_replays: u32,
+    /// Graph launch calls refused for bad data (replays that could not be placed).
+    pub refused_launches: u32,
+    /// Recorded nodes.
+    pub recorded_nodes: u64,
+    /// Expected nodes, at least.
+    pub expected_nodes_low: u64,
+    /// Expected nodes, at most, over replays with an upper bound.
+    pub expected_nodes_high: u64,
+    /// Replays whose expected size has no upper bound.
+    pub unbounded_replays: u32,
+    /// Recorded replay GPU time.
+    pub recorded_time: Duration,
+    /// Missing replay GPU time: no estimate when a replay's graph is unknown, no upper
+    /// bound when a replay has none of its own and no idle-time bound was applied.
+    pub missing_time: Range<Duration>,
+}
+
+impl Default for CoverageTotals {
+    fn default() -> Self {
+        CoverageTotals {
+            replays: 0,
+            recorded_replays: 0,
+            complete_replays: 0,
+            unverified_replays: 0,
+            short_replays: 0,
+            empty_replays: 0,
+            damaged_replays: 0,
+            unknown_graph_replays: 0,
+            order_mismatches: 0,
+            deferred_replays: 0,
+            refused_launches: 0,
+            recorded_nodes: 0,
+            expected_nodes_low: 0,
+            expected_nodes_high: 0,
+            unbounded_replays: 0,
+            recorded_time: Duration::ZERO,
+            missing_time: Range {
+                low: Duration::ZERO,
+                estimate: Some(Duration::ZERO),
+                high: Some(Duration::ZERO),
+            },
+        }
+    }
+}
+
+fn add_both(a: Option<Duration>, b: Option<Duration>) -> Option<Duration> {
+    Some(a? + b?)
+}
+
+/// One counter of [`CoverageTotals`], as reports name it.
+#[derive(Debug, Clone, Copy)]
+pub struct CounterInfo {
+    /// Field name in JSON and CSV.
+    pub name: &'static str,
+    /// Column label in the terminal's graph table (`None`: not shown there).
+    pub label: Option<&'static str>,
+    /// What it counts.
+    pub description: &'static str,
+    /// Its value.
+    pub get: fn(&CoverageTotals) -> u64,
+}
+
+/// Every integer counter, in report order.
+pub const COUNTERS: [CounterInfo; 15] = [
+    CounterInfo {
+        name: "replays",
+        label: Some("replays"),
+        description: "graph launches that are not under stream capture",
+        get: |t| u64::from(t.replays),
+    },
+    CounterInfo {
+        name: "recorded_replays",
+        label: Some("recorded"),
+        description: "replays with at least one recorded node",
+        get: |t| u64::from(t.recorded_replays),
+    },
+    CounterInfo {
+        name: "complete_replays",
+        label: Some("complete"),
+        description: "replays with every expected node, the size corroborated by a capture, a slot, a cycle or a repeat",
+        get: |t| u64::from(t.complete_replays),
+    },
+    CounterInfo {
+        name: "unverified_replays",
+        label: Some("unverified"),
+        description: "replays with every node the trace shows, but whose size rests on themselves alone",
+        get: |t| u64::from(t.unverified_replays),
+    },
+    CounterInfo {
+        name: "short_replays",
+        label: Some("short"),
+        description: "replays with some expected nodes not recorded",
+        get: |t| u64::from(t.short_replays),
+    },
+    CounterInfo {
+        name: "empty_replays",
+        label: Some("empty"),
+        description: "replays with no recorded node",
+        get: |t| u64::from(t.empty_replays),
+    },
+    CounterInfo {
+        name: "damaged_replays",
+        label: Some("damaged"),
+        description: "replays that lost events to bad data (refused at import, or a shared correlation id)",
+        get: |t| u64::from(t.damaged_replays),
+    },
+    CounterInfo {
+        name: "unknown_graph_replays",
+        label: None,
+        description: "replays whose graph nothing in the trace tells",
+        get: |t| u64::from(t.unknown_graph_replays),
+    },
+    CounterInfo {
+        name: "order_mismatches",
+        label: Some("out of order"),
+        description: "replays whose kernel order differs from the graph's reference order",
+        get: |t| u64::from(t.order_mismatches),
+    },
+    CounterInfo {
+        name: "deferred_replays",
+        label: None,
+        description: "replays whose kernels started after the next step ended",
+        get: |t| u64::from(t.deferred_replays),
+    },
+    CounterInfo {
+        name: "refused_launches",
+        label: None,
+        description: "graph launch calls refused for bad data",
+        get: |t| u64::from(t.refused_launches),
+    },
+    CounterInfo {
+        name: "recorded_nodes",
+        label: None,
+        description: "GPU events recorded under the replays' correlation ids",
+        get: |t| t.recorded_nodes,
+    },
+    CounterInfo {
+        name: "expected_nodes_low",
+        label: None,
+        description: "nodes the replays should have, at least",
+        get: |t| t.expected_nodes_low,
+    },
+    CounterInfo {
+        name: "expected_nodes_high",
+        label: None,
+        description: "nodes the replays should have, at most, over replays whose size has an upper bound",
+        get: |t| t.expected_nodes_high,
+    },
+    CounterInfo {
+        name: "unbounded_replays",
+        label: None,
+        description: "replays whose expected size has no upper bound in the trace",
+        get: |t| u64::from(t.unbounded_replays),
+    },
+];
+
+impl CoverageTotals {
+    /// Adds one replay.
+    pub fn add(&mut self, replay: &Replay) {
+        self.replays += 1;
+        self.recorded_replays += u32::from(replay.recorded_nodes > 0);
+        match replay.status {
+            ReplayStatus::Complete => self.complete_replays += 1,
+            ReplayStatus::Unverified => self.unverified_replays += 1,
+            ReplayStatus::Short => self.short_replays += 1,
+            ReplayStatus::Empty => self.empty_replays += 1,
+            ReplayStatus::Damaged => self.damaged_replays += 1,
+        }
+        self.unknown_graph_replays += u32::from(replay.graph.is_none());
+        self.order_mismatches += u32::from(replay.order_mismatch);
+        self.deferred_replays += u32::from(replay.deferred);
+        self.recorded_nodes += u64::from(replay.recorded_nodes);
+        self.expected_nodes_low += u64::from(replay.expected.low);
+        match replay.expected.high {
+            Some(high) => self.expected_nodes_high += u64::from(high),
+            None => self.unbounded_replays += 1,
+        }
+        self.recorded_time = self.recorded_time + replay.recorded_time;
+        self.add_missing(replay);
+    }
+
+    fn add_missing(&mut self, replay: &Replay) {
+        let time = replay.missing_time;
+        self.missing_time = Range {
+            low: self.missing_time.low + time.low,
+            estimate: add_both(self.missing_time.estimate, time.estimate),
+            high: add_both(self.missing_time.high, time.high),
+        };
+    }
+
+    /// Sums two totals (ranks, or graphs).
+    pub fn merge(&mut self, other: &CoverageTotals) {
+        self.replays += other.replays;
+        self.recorded_replays += other.recorded_replays;
+        self.complete_replays += other.complete_replays;
+        self.unverified_replays += other.unverified_replays;
+        self.short_replays += other.short_replays;
+        self.empty_replays += other.empty_replays;
+        self.damaged_replays += other.damaged_replays;
+        self.unknown_graph_replays += other.unknown_graph_replays;
+        self.order_mismatches += other.order_mismatches;
+        self.deferred_replays += other.deferred_replays;
+        self.refused_launches += other.refused_launches;
+        self.recorded_nodes += other.recorded_nodes;
+        self.expected_nodes_low += other.expected_nodes_low;
+        self.expected_nodes_high += other.expected_nodes_high;
+        self.unbounded_replays += other.unbounded_replays;
+        self.recorded_time = self.recorded_time + other.recorded_time;
+        self.missing_time = Range {
+            low: self.missing_time.low + other.missing_time.low,
+            estimate: add_both(self.missing_time.estimate, other.missing_time.estimate),
+            high: add_both(self.missing_time.high, other.missing_time.high),
+        };
+    }
+
+    /// Makes the trace's idle-time bound (a hard bound) the missing time's upper bound, in
+    /// place of the sum of statistical ones (a slow first replay can break those), and
+    /// keeps the lower bound and the estimate inside it.
+    pub fn apply_idle_bound(&mut self, idle: Option<Duration>) {
+        if let Some(idle) = idle {
+            self.missing_time.high = Some(idle);
+        }
+        if let Some(high) = self.missing_time.high {
+            let low = self.missing_time.low.min(high);
+            self.missing_time.low = low;
+            self.missing_time.estimate = self.missing_time.estimate.map(|e| e.max(low).min(high));
+        }
+    }
+
+    /// Replays with ≥ 1 recorded node / replays (1 when there are none).
+    pub fn coverage(&self) -> f64 {
+        ratio(u64::from(self.recorded_replays), u64::from(self.replays))
+    }
+
+    /// Recorded / expected nodes: at least, exactly where every size is known, at most.
+    pub fn completeness(&self) -> Range<f64> {
+        let high = ratio(
+            self.recorded_nodes.min(self.expected_nodes_low),
+            self.expected_nodes_low,
+        );
+        let low = if self.unbounded_replays > 0 {
+            0.0
+        } else {
+            ratio(
+                self.recorded_nodes.min(self.expected_nodes_high),
+                self.expected_nodes_high,
+            )
+        };
+        let exact =
+            self.unbounded_replays == 0 && self.expected_nodes_low == self.expected_nodes_high;
+        Range {
+            low,
+            estimate: exact.then_some(high),
+            high: Some(high),
+        }
+    }
+
+    /// Missing GPU time as a share of recorded + missing GPU time `total_recorded`.
+    pub fn missing_share(&self, total_recorded: Duration) -> Range<f64> {
+        let share = |missing: Duration| {
+            let whole = (total_recorded + missing).as_nanos();
+            if whole <= 0 {
+                0.0
+            } else {
+                missing.as_nanos() as f64 / whole as f64
+            }
+        };
+        // Bounds widened by 1e-9 so rounding of microsecond timestamps to nanoseconds never
+        // puts the truth a hair outside them.
+        Range {
+            low: (share(self.missing_time.low) - 1e-9).max(0.0),
+            estimate: self.missing_time.estimate.map(share),
+            high: Some(
+                self.missing_time
+                    .high
+                    .map_or(1.0, |h| (share(h) + 1e-9).min(1.0)),
+            ),
+        }
+    }
+}
+
+fn ratio(part: u64, whole: u64) -> f64 {
+    if whole == 0 {
+        1.0
+    } else {
+        part as f64 / whole as f64
+    }
+}

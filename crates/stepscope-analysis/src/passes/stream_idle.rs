@@ -1,0 +1,178 @@
+//! Stream idle time: how long a GPU stream sat idle where a replay's unrecorded nodes would
+//! have run.
+//!
+//! What it computes: for chosen streams, the recorded busy intervals (merged) and, for any
+//! launch, the *window* its work had to run in on that stream: from the launch call, or
+//! the end of work launched on the stream before it if that is later, to the first GPU
+//! work launched after it that started on the same stream (stream order: work submitted
+//! later starts after earlier work ends), or the end of the trace. The idle time
+//! inside a set of windows is their length minus the busy time inside them.
+//! Why it matters: a replay's missing nodes ran somewhere in its window, in time the trace
+//! shows as idle. So the idle time bounds the missing GPU time from above; and a replay
+//! followed by much more idle time than the other replays of its graph, enough to hold the
+//! nodes it lacks, is short, while one with no idle time to spare cannot be.
+//! Example: piecewise vLLM runs backlogged: each replay is followed by ~13 µs of idle time
+//! before the next eager kernel; a replay that lost half its 15 kernels leaves ~3 ms.
+
+use super::launch_links::LaunchLinks;
+use rustc_hash::{FxHashMap, FxHashSet};
+use stepscope_model::{Duration, StreamId, Timestamp, Trace};
+
+/// A GPU stream: device and stream number.
+pub type StreamKey = (u32, StreamId);
+
+/// Work on one stream.
+#[derive(Debug, Clone, Default)]
+struct StreamWork {
+    /// (launcher host start, GPU start, GPU end), sorted by launcher start.
+    launched: Vec<(Timestamp, Timestamp, Timestamp)>,
+    /// Suffix minimum of GPU starts over `launched`.
+    suffix_min: Vec<Timestamp>,
+    /// Prefix maximum of GPU ends over `launched`.
+    prefix_max: Vec<Timestamp>,
+    /// Busy intervals, merged.
+    busy: Vec<(Timestamp, Timestamp)>,
+}
+
+/// Idle-time queries on a set of streams.
+#[derive(Debug, Clone, Default)]
+pub struct StreamIdle {
+    streams: FxHashMap<StreamKey, StreamWork>,
+    trace_end: Timestamp,
+}
+
+impl StreamIdle {
+    /// Indexes the recorded GPU work of `streams` (all streams when empty).
+    pub fn new(trace: &Trace, links: &LaunchLinks, streams: &FxHashSet<StreamKey>) -> Self {
+        let gpu = &trace.gpu;
+        let mut work: FxHashMap<StreamKey, StreamWork> = FxHashMap::default();
+        for row in 0..gpu.len() {
+            let key = (gpu.device[row], gpu.stream[row]);
+            if !streams.is_empty() && !streams.contains(&key) {
+                continue;
+            }
+            let entry = work.entry(key).or_default();
+            entry.busy.push((gpu.start[row], gpu.end(row)));
+            if let Some(call) = links.launcher[row] {
+                entry.launched.push((
+                    trace.runtime.start[call as usize],
+                    gpu.start[row],
+                    gpu.end(row),
+                ));
+            }
+        }
+        for stream in work.values_mut() {
+            stream.launched.sort_unstable();
+            stream.suffix_min = vec![Timestamp::MAX; stream.launched.len()];
+            let mut running = Timestamp::MAX;
+            for (index, &(_, start, _)) in stream.launched.iter().enumerate().rev() {
+                running = running.min(start);
+                stream.suffix_min[index] = running;
+            }
+            let mut latest = Timestamp::MIN;
+            stream.prefix_max = stream
+                .launched
+                .iter()
+                .map(|&(_, _, end)| {
+                    latest = latest.max(end);
+                    latest
+                })
+                .collect();
+            stream.busy = merge(std::mem::take(&mut stream.busy));
+        }
+        StreamIdle {
+            streams: work,
+            trace_end: trace
+                .time_range()
+                .map_or(Timestamp::from_nanos(0), |(_, end)| end),
+        }
+    }
+
+    /// The window on `stream` of work launched by a call that started at `start` and ended
+    /// at `end`: from the call (or the end of work launched on the stream before it, if
+    /// later) until the earliest GPU start of work launched after it.
+    pub fn window(
+        &self,
+        stream: StreamKey,
+        start: Timestamp,
+        end: Timestamp,
+    ) -> (Timestamp, Timestamp) {
+        let Some(work) = self.streams.get(&stream) else {
+            return (start, self.trace_end.max(start));
+        };
+        let before = work.launched.partition_point(|&(host, _, _)| host < start);
+        let from = match before {
+            0 => start,
+            n => start.max(work.prefix_max[n - 1]),
+        };
+        let after = work.launched.partition_point(|&(host, _, _)| host <= end);
+        let until = work
+            .suffix_min
+            .get(after)
+            .copied()
+            .unwrap_or(self.trace_end);
+        (from, until.max(from))
+    }
+
+    /// Idle time on `stream` inside `windows` (any order, may overlap).
+    pub fn idle(&self, stream: StreamKey, windows: Vec<(Timestamp, Timestamp)>) -> Duration {
+        let windows = merge(windows);
+        match self.streams.get(&stream) {
+            Some(work) => idle_in(&windows, &work.busy),
+            None => windows.iter().map(|(s, e)| *e - *s).sum(),
+        }
+    }
+
+    /// Idle time inside the windows of one launch on each of `streams`, summed.
+    pub fn launch_idle(&self, streams: &[StreamKey], start: Timestamp, end: Timestamp) -> Duration {
+        streams
+            .iter()
+            .map(|&s| self.idle(s, vec![self.window(s, start, end)]))
+            .sum()
+    }
+}
+
+/// Sorts and merges overlapping intervals.
+pub fn merge(mut intervals: Vec<(Timestamp, Timestamp)>) -> Vec<(Timestamp, Timestamp)> {
+    intervals.sort_unstable();
+    let mut merged: Vec<(Timestamp, Timestamp)> = Vec::with_capacity(intervals.len());
+    for (start, end) in intervals {
+        match merged.last_mut() {
+            Some(last) if start <= last.1 => last.1 = last.1.max(end),
+            _ => merged.push((start, end)),
+        }
+    }
+    merged
+}
+
+/// Length of `windows` not covered by `busy` (both merged and sorted).
+fn idle_in(windows: &[(Timestamp, Timestamp)], busy: &[(Timestamp, Timestamp)]) -> Duration {
+    let mut idle = Duration::ZERO;
+    for &(start, end) in windows {
+        let first = busy.partition_point(|b| b.1 <= start);
+        let mut covered = Duration::ZERO;
+        for &(s, e) in busy[first..].iter().take_while(|b| b.0 < end) {
+            covered = covered + (e.min(end) - s.max(start));
+        }
+        idle = idle + ((end - start) - covered).clamp_non_negative();
+    }
+    idle
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn t(ns: i64) -> Timestamp {
+        Timestamp::from_nanos(ns)
+    }
+
+    #[test]
+    fn idle_time_inside_windows() {
+        let windows = merge(vec![(t(0), t(100)), (t(50), t(150)), (t(300), t(400))]);
+        assert_eq!(windows, vec![(t(0), t(150)), (t(300), t(400))]);
+        let busy = merge(vec![(t(10), t(20)), (t(140), t(310)), (t(390), t(500))]);
+        // [0,150): busy 10 + 10; [300,400): busy 10 + 10.
+        assert_eq!(idle_in(&windows, &busy).as_nanos(), 130 + 80);
+    }
+}

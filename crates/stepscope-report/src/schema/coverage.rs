@@ -1,0 +1,502 @@
+//! Wire types of replay coverage: the verdict, the counters (from the one list in
+//! `stepscope_analysis::passes::replay_coverage::COUNTERS`), ranges, graphs and findings
+//! with typed evidence.
+
+use super::{micros, text};
+use serde::Serialize;
+use serde::ser::SerializeMap;
+use stepscope_analysis::TraceAnalysis;
+use stepscope_analysis::passes::graph_identity::{Evidence, SizeSource, Unverified};
+use stepscope_analysis::passes::replay_coverage::{
+    COUNTERS, CoverageTotals, GraphCoverage, Replay, ReplayCoverage, ReplayStatus,
+};
+use stepscope_model::Trace;
+
+/// Findings listed per file at most; counts always cover all of them.
+pub const MAX_FINDINGS: usize = 200;
+
+/// Replay coverage of one file.
+#[derive(Debug, Clone, Serialize)]
+pub struct Coverage {
+    /// `complete`, `unverified`, `incomplete`, `damaged`, `no-replays` or `no-events`.
+    pub verdict: &'static str,
+    /// Counts, ratios and ranges.
+    #[serde(flatten)]
+    pub numbers: CoverageNumbers,
+    /// Recorded GPU time of the whole file (kernels, memcpys, memsets).
+    pub recorded_gpu_time_us: f64,
+    /// Missing replay time / (recorded GPU time + missing): estimate (`null` when a replay
+    /// with nodes missing is of unknown graph).
+    pub missing_share: Option<f64>,
+    /// At least.
+    pub missing_share_low: f64,
+    /// At most.
+    pub missing_share_high: f64,
+    /// The reasoning behind the missing-time range.
+    pub missing_basis: Vec<&'static str>,
+    /// Idle time of the launching threads' streams where missing nodes could have run.
+    pub idle_bound_us: Option<f64>,
+    /// Graph launches under stream capture (not replays).
+    pub launches_under_capture: u32,
+    /// Kernels whose correlation matches no host call.
+    pub orphan_kernels: u64,
+    /// Memcpys/memsets whose correlation matches no host call.
+    pub orphan_transfers: u64,
+    /// Host calls that share a correlation id with an earlier one.
+    pub shared_correlations: u64,
+    /// Eager launches with more than one kernel, per API.
+    pub multi_kernel_launches: Vec<MultiKernel>,
+    /// Slot or cycle classes whose recorded replays conflict, so they gave no evidence.
+    pub inconsistent_classes: u32,
+    /// Search limits that were hit, each as a sentence.
+    pub limits_hit: Vec<&'static str>,
+    /// Graphs (or unknown-graph replays) sized by the `--capture` trace.
+    pub capture_matches: u32,
+    /// Per graph.
+    pub graphs: Vec<Graph>,
+    /// Problem replays (at most [`MAX_FINDINGS`]).
+    pub findings: Vec<Finding>,
+}
+
+/// Replay counts, ratios and ranges; the counters come from the analysis's one list.
+#[derive(Debug, Clone)]
+pub struct CoverageNumbers {
+    /// `(name, value)` of every counter, in order.
+    pub counters: Vec<(&'static str, u64)>,
+    /// `recorded_replays / replays`.
+    pub coverage: f64,
+    /// Recorded / expected nodes: exact where every size is known, else `None`.
+    pub completeness: Option<f64>,
+    /// At least.
+    pub completeness_low: f64,
+    /// At most.
+    pub completeness_high: f64,
+    /// Missing GPU time: estimate, at least, at most (`None`: unknown / unbounded).
+    pub missing_gpu_time_us: Option<f64>,
+    /// At least.
+    pub missing_gpu_time_low_us: f64,
+    /// At most.
+    pub missing_gpu_time_high_us: Option<f64>,
+}
+
+impl CoverageNumbers {
+    /// From analysis totals.
+    pub fn new(t: &CoverageTotals) -> Self {
+        let completeness = t.completeness();
+        CoverageNumbers {
+            counters: COUNTERS.iter().map(|c| (c.name, (c.get)(t))).collect(),
+            coverage: t.coverage(),
+            completeness: completeness.estimate,
+            completeness_low: completeness.low,
+            completeness_high: completeness.high.unwrap_or(1.0),
+            missing_gpu_time_us: t.missing_time.estimate.map(micros),
+            missing_gpu_time_low_us: micros(t.missing_time.low),
+            missing_gpu_time_high_us: t.missing_time.high.map(micros),
+        }
+    }
+
+    /// The value of counter `name` (0 when there is none).
+    pub fn get(&self, name: &str) -> u64 {
+        self.counters
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map_or(0, |(_, v)| *v)
+    }
+}
+
+impl Serialize for CoverageNumbers {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(Some(self.counters.len() + 7))?;
+        for (name, value) in &self.counters {
+            map.serialize_entry(name, value)?;
+        }
+        map.serialize_entry("coverage", &self.coverage)?;
+        map.serialize_entry("completeness", &self.completeness)?;
+        map.serialize_entry("completeness_low", &self.completeness_low)?;
+        map.serialize_entry("completeness_high", &self.completeness_high)?;
+        map.serialize_entry("missing_gpu_time_us", &self.missing_gpu_time_us)?;
+        map.serialize_entry("missing_gpu_time_low_us", &self.missing_gpu_time_low_us)?;
+        map.serialize_entry("missing_gpu_time_high_us", &self.missing_gpu_time_high_us)?;
+        map.end()
+    }
+}
+
+/// One API's multi-kernel eager launches.
+#[derive(Debug, Clone, Serialize)]
+pub struct MultiKernel {
+    /// API name.
+    pub api: String,
+    /// Calls with more than one kernel.
+    pub launches: u32,
+    /// Most GPU events from one call.
+    pub max_events: u32,
+}
+
+/// One graph's coverage.
+#[derive(Debug, Clone, Serialize)]
+pub struct Graph {
+    /// Graph number (1-based in order of first replay); `null` for replays of unknown graph.
+    pub graph: Option<usize>,
+    /// `graph id` from the trace.
+    pub graph_id: Option<u64>,
+    /// First kernel of the reference order.
+    pub first_kernel: Option<String>,
+    /// Expected nodes per replay, the likeliest (at least, for `single_replay`).
+    pub expected_nodes_per_replay: Option<u32>,
+    /// Expected nodes per replay, at least.
+    pub expected_nodes_per_replay_low: Option<u32>,
+    /// Expected nodes per replay, at most (`null`: no upper bound, or unknown graph).
+    pub expected_nodes_per_replay_high: Option<u32>,
+    /// `capture_trace` (launches under a capture: the size, or one less), `repeated` (the
+    /// largest replay recorded identically by several replays), `single_replay` (by one: a
+    /// lower bound) or `unknown`.
+    pub expected_source: &'static str,
+    /// GPU time of the reference replay.
+    pub reference_time_us: f64,
+    /// Counts, ratios and ranges.
+    #[serde(flatten)]
+    pub numbers: CoverageNumbers,
+}
+
+/// Why a replay was given its graph, or why its size holds: a typed value.
+#[derive(Debug, Clone, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum EvidenceWire {
+    /// A captured graph.
+    Capture {
+        /// Its nodes.
+        nodes: u32,
+    },
+    /// The same launch slot in other steps.
+    StepSlot {
+        /// The steps' label key, e.g. `sglang:DECODE bs=32`.
+        slot: String,
+        /// 1-based position among its thread's launches in its step.
+        position: u32,
+        /// Launches of its thread in its step.
+        launches: u32,
+        /// Other steps whose replay there recorded the graph.
+        other_steps: u32,
+    },
+    /// The same phase of its thread's launch cycle.
+    CyclePosition {
+        /// Launches per cycle.
+        period: u32,
+        /// 1-based phase.
+        phase: u32,
+        /// Other cycles whose replay there recorded the graph.
+        other_cycles: u32,
+    },
+    /// Its kernels' `graph id`.
+    GraphId {
+        /// The id.
+        id: u64,
+        /// Replays that recorded the graph's full size.
+        other_replays: u32,
+    },
+    /// Between two replays of the graph on its thread.
+    Neighbours,
+    /// Its stream sat idle after it long enough for the nodes it lacks.
+    IdleGap {
+        /// Idle time in its window.
+        idle_us: f64,
+        /// Half the shortest recorded durations of the nodes it lacks.
+        needed_us: f64,
+        /// Median idle time after the graph's replays.
+        typical_us: f64,
+    },
+    /// Other replays recorded the same work.
+    Repeated {
+        /// How many.
+        other_replays: u32,
+    },
+}
+
+impl EvidenceWire {
+    fn new(evidence: Evidence, slot_labels: &[String]) -> Self {
+        match evidence {
+            Evidence::Capture { nodes } => EvidenceWire::Capture { nodes },
+            Evidence::StepSlot {
+                slot,
+                position,
+                launches,
+                other_steps,
+            } => EvidenceWire::StepSlot {
+                slot: text(slot_labels.get(slot as usize).map_or("", String::as_str)),
+                position: position + 1,
+                launches,
+                other_steps,
+            },
+            Evidence::CyclePosition {
+                period,
+                phase,
+                other_cycles,
+            } => EvidenceWire::CyclePosition {
+                period,
+                phase: phase + 1,
+                other_cycles,
+            },
+            Evidence::GraphId { id, other_replays } => EvidenceWire::GraphId { id, other_replays },
+            Evidence::Neighbours => EvidenceWire::Neighbours,
+            Evidence::IdleGap {
+                idle,
+                needed,
+                typical,
+            } => EvidenceWire::IdleGap {
+                idle_us: micros(idle),
+                needed_us: micros(needed),
+                typical_us: micros(typical),
+            },
+            Evidence::Repeated { other_replays } => EvidenceWire::Repeated { other_replays },
+        }
+    }
+
+    /// One sentence, as the terminal and CSV say it.
+    pub fn sentence(&self) -> String {
+        match self {
+            EvidenceWire::Capture { nodes } => format!("a captured graph of {nodes} nodes"),
+            EvidenceWire::StepSlot {
+                slot,
+                position,
+                launches,
+                other_steps,
+            } => format!(
+                "launch {position} of {launches} in its step ({slot}); that slot holds the graph in {}",
+                count(*other_steps, "other step")
+            ),
+            EvidenceWire::CyclePosition {
+                period,
+                phase,
+                other_cycles,
+            } => format!(
+                "launch {phase} of a cycle of {period} launches on its thread; that position holds the graph in {}",
+                count(*other_cycles, "other cycle")
+            ),
+            EvidenceWire::GraphId { id, other_replays } => format!(
+                "its kernels' graph id {id}, recorded in full by {}",
+                count(*other_replays, "replay")
+            ),
+            EvidenceWire::Neighbours => {
+                "the replays before and after it on its thread are of this graph".to_owned()
+            }
+            EvidenceWire::IdleGap {
+                idle_us,
+                needed_us,
+                typical_us,
+            } => format!(
+                "its GPU stream sat idle {idle_us:.1} µs after it, room for the nodes it lacks (≥ {needed_us:.1} µs), while the graph's replays are followed by {typical_us:.1} µs (median)"
+            ),
+            EvidenceWire::Repeated { other_replays } => {
+                format!(
+                    "recorded identically by {}",
+                    count(*other_replays, "other replay")
+                )
+            }
+        }
+    }
+}
+
+/// `1 other step`, `3 other steps`, `2 graph launches`.
+pub fn count(n: u32, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else if ["ch", "sh", "s", "x"].iter().any(|end| noun.ends_with(end)) {
+        format!("{n} {noun}es")
+    } else {
+        format!("{n} {noun}s")
+    }
+}
+
+/// Why a replay's size is not proven.
+#[derive(Debug, Clone, Serialize)]
+#[serde(tag = "reason", rename_all = "snake_case")]
+pub enum UnverifiedWire {
+    /// The only replay that recorded its work.
+    SoleReplay,
+    /// Its work is a strict part of a bigger graph's.
+    PossiblyShortOf {
+        /// That graph (1-based).
+        graph: usize,
+        /// Its nodes.
+        nodes: u32,
+    },
+    /// A capture of its graph holds one launch more than it recorded.
+    CaptureHoldsMore {
+        /// Launches under the capture.
+        nodes: u32,
+    },
+}
+
+impl UnverifiedWire {
+    fn new(unverified: Unverified) -> Self {
+        match unverified {
+            Unverified::SoleReplay => UnverifiedWire::SoleReplay,
+            Unverified::PossiblyShortOf { graph, nodes } => UnverifiedWire::PossiblyShortOf {
+                graph: graph + 1,
+                nodes,
+            },
+            Unverified::CaptureHoldsMore { nodes } => UnverifiedWire::CaptureHoldsMore { nodes },
+        }
+    }
+}
+
+/// How to settle an unverified size.
+pub const HOW_TO_SETTLE: &str = "pass the capture trace recorded while the server captured its graphs (--capture FILE), or profile a window with more steps";
+
+/// A replay with a problem, or whose completeness is unproven.
+#[derive(Debug, Clone, Serialize)]
+pub struct Finding {
+    /// `ReplayWithoutKernels`, `ShortReplay`, `DamagedReplay`, `UnverifiedReplay`,
+    /// `ReplayOrderMismatch` or `DeferredKernelBurst`.
+    pub kind: &'static str,
+    /// Replay number (0-based, launch order).
+    pub replay: usize,
+    /// Host time of its launch.
+    pub launch_ts_us: f64,
+    /// Its step's label.
+    pub step: Option<String>,
+    /// Its graph number.
+    pub graph: Option<usize>,
+    /// Recorded nodes.
+    pub recorded_nodes: u32,
+    /// Expected nodes, where known exactly.
+    pub expected_nodes: Option<u32>,
+    /// Expected nodes, at least.
+    pub expected_nodes_low: u32,
+    /// Expected nodes, at most (`null`: no upper bound).
+    pub expected_nodes_high: Option<u32>,
+    /// Evidence for its graph or size.
+    pub evidence: Option<EvidenceWire>,
+    /// Why its size is unproven (`UnverifiedReplay`).
+    pub unverified: Option<UnverifiedWire>,
+    /// GPU events refused with its correlation id (`DamagedReplay`).
+    pub refused_events: u32,
+    /// Another host call carries its correlation id (`DamagedReplay`).
+    pub shared_correlation: bool,
+}
+
+/// The finding kinds, in report order.
+pub const FINDING_KINDS: [&str; 6] = [
+    "ReplayWithoutKernels",
+    "ShortReplay",
+    "DamagedReplay",
+    "UnverifiedReplay",
+    "ReplayOrderMismatch",
+    "DeferredKernelBurst",
+];
+
+fn finding_kind(replay: &Replay) -> Option<&'static str> {
+    match replay.status {
+        ReplayStatus::Empty => Some("ReplayWithoutKernels"),
+        ReplayStatus::Short => Some("ShortReplay"),
+        ReplayStatus::Damaged => Some("DamagedReplay"),
+        ReplayStatus::Unverified => Some("UnverifiedReplay"),
+        ReplayStatus::Complete if replay.order_mismatch => Some("ReplayOrderMismatch"),
+        ReplayStatus::Complete if replay.deferred => Some("DeferredKernelBurst"),
+        ReplayStatus::Complete => None,
+    }
+}
+
+fn findings(trace: &Trace, analysis: &TraceAnalysis) -> Vec<Finding> {
+    let steps = &analysis.steps.steps;
+    let coverage = &analysis.coverage;
+    coverage
+        .replays
+        .iter()
+        .enumerate()
+        .filter_map(|(index, replay)| {
+            let kind = finding_kind(replay)?;
+            Some(Finding {
+                kind,
+                replay: index,
+                launch_ts_us: trace.runtime.start[replay.launch as usize].as_micros_f64(),
+                step: replay.step.map(|s| text(trace.name(steps[s].name))),
+                graph: replay.graph.map(|g| g + 1),
+                recorded_nodes: replay.recorded_nodes,
+                expected_nodes: replay.expected.exact(),
+                expected_nodes_low: replay.expected.low,
+                expected_nodes_high: replay.expected.high,
+                evidence: replay
+                    .evidence
+                    .map(|e| EvidenceWire::new(e, &coverage.slot_labels)),
+                unverified: replay.unverified.map(UnverifiedWire::new),
+                refused_events: replay.damage.map_or(0, |d| d.refused_events),
+                shared_correlation: replay.damage.is_some_and(|d| d.shared_correlation),
+            })
+        })
+        .take(MAX_FINDINGS)
+        .collect()
+}
+
+/// The reasoning behind the missing-time range, as sentences.
+fn missing_basis(c: &ReplayCoverage) -> Vec<&'static str> {
+    let t = &c.totals;
+    let mut basis = Vec::new();
+    if t.short_replays + t.empty_replays + t.damaged_replays > t.unknown_graph_replays {
+        basis.push("node durations seen in other replays of the same graph (at least half the shortest; the estimate is the mean)");
+    }
+    if t.unknown_graph_replays > 0 && t.missing_time.estimate.is_none() {
+        basis.push("replays of unknown graph: no lower bound, no estimate");
+    }
+    if c.idle_bound.is_some() {
+        basis.push(if c.idle_per_stream {
+            "at most the idle time of each stream the launching threads use, after each launch with nodes that may be missing (their work overlaps, so summed per stream)"
+        } else {
+            "at most the idle time of the launching threads' GPU streams after each launch with nodes that may be missing, until work launched after it starts"
+        });
+    }
+    basis
+}
+
+/// Builds the coverage part of a file's report.
+pub fn coverage(trace: &Trace, analysis: &TraceAnalysis) -> Coverage {
+    let c: &ReplayCoverage = &analysis.coverage;
+    let share = c.totals.missing_share(c.recorded_gpu_time);
+    Coverage {
+        verdict: c.verdict.as_str(),
+        numbers: CoverageNumbers::new(&c.totals),
+        recorded_gpu_time_us: micros(c.recorded_gpu_time),
+        missing_share: share.estimate,
+        missing_share_low: share.low,
+        missing_share_high: share.high.unwrap_or(1.0),
+        missing_basis: missing_basis(c),
+        idle_bound_us: c.idle_bound.map(micros),
+        launches_under_capture: c.launches_under_capture,
+        orphan_kernels: c.orphans.kernels,
+        orphan_transfers: c.orphans.transfers,
+        shared_correlations: c.duplicate_correlations,
+        multi_kernel_launches: c
+            .multi_kernel_launches
+            .iter()
+            .map(|m| MultiKernel {
+                api: text(&m.api),
+                launches: m.launches,
+                max_events: m.max_events,
+            })
+            .collect(),
+        inconsistent_classes: c.inconsistent_classes,
+        limits_hit: c.limits_hit.clone(),
+        capture_matches: c.capture_matches,
+        graphs: c.graphs.iter().map(graph).collect(),
+        findings: findings(trace, analysis),
+    }
+}
+
+fn graph(g: &GraphCoverage) -> Graph {
+    Graph {
+        graph: g.graph.map(|g| g + 1),
+        graph_id: g.graph_id,
+        first_kernel: g.first_kernel.as_deref().map(text),
+        expected_nodes_per_replay: g.expected_nodes,
+        expected_nodes_per_replay_low: g.expected_range.map(|r| r.0),
+        expected_nodes_per_replay_high: g.expected_range.and_then(|r| r.1),
+        expected_source: match g.size_source {
+            Some(SizeSource::Capture) => "capture_trace",
+            Some(SizeSource::Repeated(_)) => "repeated",
+            Some(SizeSource::Single) => "single_replay",
+            None => "unknown",
+        },
+        reference_time_us: micros(g.reference_time),
+        numbers: CoverageNumbers::new(&g.totals),
+    }
+}

@@ -1,0 +1,461 @@
+//! Terminal report: the verdict first, then the numbers behind it.
+
+mod verdict;
+
+pub use verdict::{completeness_text, ranges, share_range, verdict_word};
+
+use crate::schema::{Breakdown, Document, FileReport, Row, Stage, count};
+use comfy_table::{
+    CellAlignment, ColumnConstraint, ContentArrangement, Table, Width, presets::UTF8_FULL_CONDENSED,
+};
+use std::fmt::Write;
+use verdict::{graph_table, render_findings, render_verdict};
+
+/// How wide tables may be.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TableWidth {
+    /// Never wrap (pipes, files, tests).
+    Unbounded,
+    /// Wrap to the terminal's width.
+    Terminal,
+    /// Wrap to this many columns.
+    Columns(u16),
+}
+
+/// How to render.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct TerminalOptions {
+    /// ANSI colour (only on a TTY). Default: `false`.
+    pub color: bool,
+    /// Kernels listed per stage. Default: 10.
+    pub top_kernels: usize,
+    /// Example replays shown per kind of finding. Default: 3.
+    pub findings: usize,
+    /// How wide tables may be. Default: unbounded (pipes and files).
+    pub width: TableWidth,
+}
+
+impl Default for TerminalOptions {
+    fn default() -> Self {
+        TerminalOptions {
+            color: false,
+            top_kernels: 10,
+            findings: 3,
+            width: TableWidth::Unbounded,
+        }
+    }
+}
+
+impl TerminalOptions {
+    /// With colour on or off.
+    pub fn with_color(mut self, color: bool) -> Self {
+        self.color = color;
+        self
+    }
+
+    /// With a table width.
+    pub fn with_width(mut self, width: TableWidth) -> Self {
+        self.width = width;
+        self
+    }
+
+    /// With `top` kernels per stage.
+    pub fn with_top_kernels(mut self, top: usize) -> Self {
+        self.top_kernels = top;
+        self
+    }
+}
+
+/// Renders the whole document.
+pub fn render(document: &Document, options: &TerminalOptions) -> String {
+    let mut out = String::new();
+    for warning in &document.warnings {
+        let _ = writeln!(out, "warning: {warning}");
+    }
+    if !document.warnings.is_empty() {
+        out.push('\n');
+    }
+    for file in &document.files {
+        render_file(&mut out, file, options);
+    }
+    if !document.failed_files.is_empty() {
+        let _ = writeln!(
+            out,
+            "{} could not be read (errors above): verdict {}, the results cover only the files read",
+            count(document.failed_files.len() as u32, "input file"),
+            verdict_word(document.verdict, options)
+        );
+        for failed in &document.failed_files {
+            let _ = writeln!(out, "  {}", failed.path);
+        }
+        out.push('\n');
+    }
+    if let Some(combined) = &document.combined {
+        let _ = writeln!(out, "══ all {} files ══", combined.files);
+        let n = &combined.replay_coverage;
+        let _ = writeln!(
+            out,
+            "replay coverage: {} — kernels of {} of {} recorded ({}), completeness {}",
+            verdict_word(combined.verdict, options),
+            n.get("recorded_replays"),
+            count(n.get("replays") as u32, "graph replay"),
+            percent(n.coverage),
+            completeness_text(n)
+        );
+        if let Some(breakdown) = &combined.breakdown {
+            render_breakdown(&mut out, breakdown, false, options);
+        }
+    }
+    out
+}
+
+fn render_file(out: &mut String, file: &FileReport, options: &TerminalOptions) {
+    let rank = file
+        .rank
+        .map(|r| format!(" (rank {r} of {})", file.world_size.unwrap_or(1)))
+        .unwrap_or_default();
+    let _ = writeln!(out, "══ {}{rank} ══", file.path);
+    render_verdict(out, file, options);
+    if file.import.partial {
+        let at = file
+            .import
+            .truncated_at_byte
+            .map(|b| format!(" at byte {b}"))
+            .unwrap_or_default();
+        let _ = writeln!(
+            out,
+            "  PARTIAL: the input broke off{at}; every number below covers only the events before the break"
+        );
+    }
+    render_trace_line(out, file);
+    render_steps(out, file);
+    if !file.replay_coverage.graphs.is_empty() {
+        let _ = writeln!(
+            out,
+            "\n{}",
+            graph_table(&file.replay_coverage.graphs, options)
+        );
+    }
+    render_findings(out, &file.replay_coverage, options);
+    let missing_work = matches!(file.replay_coverage.verdict, "incomplete" | "damaged");
+    render_breakdown(out, &file.breakdown, missing_work, options);
+    render_import(out, file);
+    out.push('\n');
+}
+
+fn render_trace_line(out: &mut String, file: &FileReport) {
+    let devices = if file.devices.is_empty() {
+        "no device list".to_owned()
+    } else {
+        dedup_join(&file.devices)
+    };
+    let coverage = &file.replay_coverage;
+    let orphans = match (coverage.orphan_kernels, coverage.orphan_transfers) {
+        (0, 0) => String::new(),
+        (k, t) => format!(
+            "; {} and {} whose correlation matches no host call (orphans)",
+            count(k as u32, "kernel"),
+            count(t as u32, "memcpy/memset")
+        ),
+    };
+    let _ = writeln!(
+        out,
+        "\ntrace: {}, {}, {} memcpy, {} memset, {}; {}; {}{orphans}",
+        count(file.events.total as u32, "event"),
+        count(file.events.kernels as u32, "kernel"),
+        file.events.memcpys,
+        file.events.memsets,
+        count(file.events.runtime_calls as u32, "runtime call"),
+        devices,
+        file.advice.runtime
+    );
+}
+
+fn render_steps(out: &mut String, file: &FileReport) {
+    match file.steps.framework {
+        Some(framework) => {
+            let counts: Vec<String> = file
+                .steps
+                .counts
+                .iter()
+                .map(|(k, n)| format!("{n} × {k}"))
+                .collect();
+            let _ = writeln!(
+                out,
+                "steps ({framework} annotations): {}",
+                counts.join(", ")
+            );
+        }
+        None => {
+            let _ = writeln!(
+                out,
+                "steps: no SGLang/vLLM/ATOM or ProfilerStep annotations; replayed kernels count as decode, the rest is unassigned"
+            );
+        }
+    }
+}
+
+/// A table with the report's style; each column at least as wide as its header's longest
+/// word, so narrow terminals never split a header word.
+fn new_table(options: &TerminalOptions, header: &[&str]) -> Table {
+    let mut table = Table::new();
+    table.load_preset(UTF8_FULL_CONDENSED);
+    match options.width {
+        TableWidth::Columns(width) => table
+            .set_content_arrangement(ContentArrangement::Dynamic)
+            .set_width(width),
+        TableWidth::Terminal => table.set_content_arrangement(ContentArrangement::Dynamic),
+        TableWidth::Unbounded => table.set_content_arrangement(ContentArrangement::Disabled),
+    };
+    table.set_header(header.iter().copied());
+    for (index, title) in header.iter().enumerate() {
+        let longest = title
+            .split(' ')
+            .map(|w| w.chars().count())
+            .max()
+            .unwrap_or(0);
+        if let Some(column) = table.column_mut(index) {
+            column.set_constraint(ColumnConstraint::LowerBoundary(Width::Fixed(
+                longest as u16 + 2,
+            )));
+        }
+    }
+    table
+}
+
+fn right_align(table: &mut Table, from: usize) {
+    let count = table.column_count();
+    for index in from..count {
+        if let Some(column) = table.column_mut(index) {
+            column.set_cell_alignment(CellAlignment::Right);
+        }
+    }
+}
+
+fn render_breakdown(
+    out: &mut String,
+    breakdown: &Breakdown,
+    missing_work: bool,
+    options: &TerminalOptions,
+) {
+    let _ = writeln!(
+        out,
+        "\nGPU time {} in all; {} not assigned to a step",
+        micros_text(breakdown.total_gpu_time_us),
+        percent(breakdown.unassigned_share)
+    );
+    for stage in &breakdown.stages {
+        render_stage(out, stage, missing_work, options);
+    }
+}
+
+fn render_stage(out: &mut String, stage: &Stage, missing_work: bool, options: &TerminalOptions) {
+    let idle = if stage.steps > 0 {
+        let note = if missing_work && stage.idle_time_us > 0.0 {
+            " (beside unrecorded replays, idle time is missing work, not idleness)"
+        } else {
+            ""
+        };
+        format!(
+            ", idle {} of {} step windows{note}",
+            micros_text(stage.idle_time_us),
+            micros_text(stage.window_us)
+        )
+    } else {
+        String::new()
+    };
+    let _ = writeln!(
+        out,
+        "\n{} — {}, {}, GPU time {} ({} of all), busy {}{idle}",
+        stage.stage.to_uppercase(),
+        count(stage.steps, "step"),
+        count(stage.events as u32, "event"),
+        micros_text(stage.gpu_time_us),
+        percent(stage.share_of_total),
+        micros_text(stage.busy_time_us),
+    );
+    if stage.events == 0 {
+        return;
+    }
+    let mut table = new_table(options, &["category", "time", "share", "events"]);
+    for row in &stage.categories {
+        table.add_row(vec![
+            row.name.clone(),
+            micros_text(row.time_us),
+            percent(row.share),
+            row.events.to_string(),
+        ]);
+    }
+    right_align(&mut table, 1);
+    let _ = writeln!(out, "{table}");
+    let mut table = new_table(
+        options,
+        &["kernel", "category", "time", "share", "events", "mean"],
+    );
+    let shown: Vec<&Row> = stage.kernels.iter().take(options.top_kernels).collect();
+    for (row, name) in shown.iter().zip(distinct_names(&shown, 64)) {
+        table.add_row(vec![
+            name,
+            row.category.clone(),
+            micros_text(row.time_us),
+            percent(row.share),
+            row.events.to_string(),
+            micros_text(row.mean_us),
+        ]);
+    }
+    right_align(&mut table, 2);
+    let _ = writeln!(out, "{table}");
+}
+
+/// Kernel names cut to `max` characters keeping both ends; where two cut names would
+/// read the same, each gets its row number in the JSON `kernels` list (`[#3]`).
+fn distinct_names(rows: &[&Row], max: usize) -> Vec<String> {
+    let cut: Vec<String> = rows.iter().map(|r| truncate_middle(&r.name, max)).collect();
+    cut.iter()
+        .enumerate()
+        .map(|(index, name)| {
+            let clash = cut.iter().enumerate().any(|(other, n)| {
+                other != index && n == name && rows[other].name != rows[index].name
+            });
+            if clash {
+                format!(
+                    "{} [#{}]",
+                    truncate_middle(&rows[index].name, max - 6),
+                    index + 1
+                )
+            } else {
+                name.clone()
+            }
+        })
+        .collect()
+}
+
+fn render_import(out: &mut String, file: &FileReport) {
+    let import = &file.import;
+    let notable: Vec<String> = import
+        .counters
+        .iter()
+        .filter(|c| c.severity != "info")
+        .map(|c| format!("{} {} ({}): {}", c.count, c.name, c.severity, c.description))
+        .collect();
+    if notable.is_empty() && import.unknown_categories.is_empty() {
+        return;
+    }
+    let _ = writeln!(out, "\nimport:");
+    for line in notable {
+        let _ = writeln!(out, "  {line}");
+    }
+    if !import.unknown_categories.is_empty() {
+        let list: Vec<String> = import
+            .unknown_categories
+            .iter()
+            .map(|(k, v)| format!("{} ({v})", crate::schema::text(k)))
+            .collect();
+        let _ = writeln!(
+            out,
+            "  unknown event categories, counted and skipped: {}",
+            list.join(", ")
+        );
+    }
+}
+
+fn dedup_join(names: &[String]) -> String {
+    let mut counts: Vec<(String, usize)> = Vec::new();
+    for name in names {
+        match counts.iter_mut().find(|(n, _)| n == name) {
+            Some(entry) => entry.1 += 1,
+            None => counts.push((name.clone(), 1)),
+        }
+    }
+    counts
+        .into_iter()
+        .map(|(n, c)| {
+            if c > 1 {
+                format!("{c} × {}", if n.is_empty() { "unnamed GPU" } else { &n })
+            } else {
+                n
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// `0.8%`, `96%`, `100%`; never `100%` for less than all, never `0%` for more than none.
+pub fn percent(fraction: f64) -> String {
+    let value = fraction * 100.0;
+    if value > 0.0 && value < 0.05 {
+        "<0.1%".to_owned()
+    } else if value > 99.5 && value < 100.0 {
+        format!("{:.1}%", value.min(99.9))
+    } else if value > 0.0 && value < 9.95 {
+        format!("{value:.1}%")
+    } else {
+        format!("{value:.0}%")
+    }
+}
+
+fn micros_text(us: f64) -> String {
+    if us >= 1e6 {
+        format!("{:.3} s", us / 1e6)
+    } else if us >= 1e3 {
+        format!("{:.2} ms", us / 1e3)
+    } else {
+        format!("{us:.1} µs")
+    }
+}
+
+/// `text` cut to `max` characters by replacing its middle with `…`, so both the start
+/// (namespace, kernel family) and the end (template arguments, tile sizes) stay readable.
+pub fn truncate_middle(text: &str, max: usize) -> String {
+    let length = text.chars().count();
+    if length <= max {
+        return text.to_owned();
+    }
+    let keep = max.saturating_sub(1);
+    let head = keep * 2 / 3;
+    let tail = keep - head;
+    let start: String = text.chars().take(head).collect();
+    let end: String = text.chars().skip(length - tail).collect();
+    format!("{start}…{end}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ranges_are_compact() {
+        assert_eq!(ranges(&[0, 1, 2, 4, 6, 7]), "#0–2, #4, #6–7");
+        assert_eq!(ranges(&[]), "");
+    }
+
+    #[test]
+    fn percent_keeps_small_values_readable() {
+        assert_eq!(percent(1.0 / 127.0), "0.8%");
+        assert_eq!(percent(0.96), "96%");
+        assert_eq!(percent(1.0), "100%");
+        assert_eq!(percent(0.0), "0%");
+        assert_eq!(percent(0.9996), "99.9%", "never 100% for less than all");
+        assert_eq!(percent(0.0001), "<0.1%", "never 0% for more than none");
+    }
+
+    #[test]
+    fn cut_names_keep_both_ends() {
+        let name = "void cutlass::Kernel<cutlass_80_tensorop_s1688gemm_256x64_16x4_tn_align4>";
+        let cut = truncate_middle(name, 40);
+        assert_eq!(cut.chars().count(), 40);
+        assert!(cut.starts_with("void cutlass::Kernel"));
+        assert!(cut.ends_with("tn_align4>"));
+    }
+
+    #[test]
+    fn ranges_of_shares() {
+        assert_eq!(share_range(0.5, Some(0.5), 0.5), "≈ 50%");
+        assert_eq!(share_range(0.0, None, 0.75), "between 0% and 75%");
+        assert_eq!(
+            share_range(0.41, Some(0.58), 0.61),
+            "between 41% and 61% (estimate 58%)"
+        );
+    }
+}

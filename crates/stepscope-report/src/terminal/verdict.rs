@@ -1,0 +1,377 @@
+//! The verdict lines, the advice, the findings and the graph table.
+
+use super::{TerminalOptions, count, new_table, percent, right_align, truncate_middle};
+use crate::schema::{
+    Advice, Coverage, CoverageNumbers, FINDING_KINDS, FileReport, Finding, Graph, HOW_TO_SETTLE,
+    MAX_FINDINGS, UnverifiedWire,
+};
+use comfy_table::Table;
+use owo_colors::OwoColorize;
+use std::fmt::Write;
+use stepscope_analysis::passes::replay_coverage::COUNTERS;
+
+/// The verdict as a word (upper case, coloured when asked).
+pub fn verdict_word(verdict: &str, options: &TerminalOptions) -> String {
+    let word = match verdict {
+        "unverified" => "COMPLETE AS FAR AS THE TRACE SHOWS".to_owned(),
+        "no-events" => "NO EVENTS".to_owned(),
+        other => other.to_uppercase(),
+    };
+    if !options.color {
+        return word;
+    }
+    match verdict {
+        "complete" => word.green().bold().to_string(),
+        "incomplete" | "damaged" | "no-events" | "unreadable" => word.red().bold().to_string(),
+        _ => word.yellow().bold().to_string(),
+    }
+}
+
+/// `x`, or `between a and b`, or `between a and b (estimate e)`, for fractions.
+pub fn share_range(low: f64, estimate: Option<f64>, high: f64) -> String {
+    let (l, h) = (percent(low), percent(high));
+    if l == h {
+        return format!("≈ {l}");
+    }
+    match estimate.map(percent) {
+        Some(e) if e != l && e != h => format!("between {l} and {h} (estimate {e})"),
+        _ => format!("between {l} and {h}"),
+    }
+}
+
+/// Completeness as a number where it is known, else a range (`≤ x` when nothing bounds
+/// it from below: a size resting on one replay has no upper bound).
+pub fn completeness_text(n: &CoverageNumbers) -> String {
+    match n.completeness {
+        Some(exact) => percent(exact),
+        None if n.completeness_low <= 0.0 => format!("≤ {}", percent(n.completeness_high)),
+        None => share_range(n.completeness_low, None, n.completeness_high),
+    }
+}
+
+/// The verdict line and what belongs right under it.
+pub fn render_verdict(out: &mut String, file: &FileReport, options: &TerminalOptions) {
+    let coverage = &file.replay_coverage;
+    let n = &coverage.numbers;
+    let word = verdict_word(coverage.verdict, options);
+    let replays = n.get("replays");
+    let _ = match coverage.verdict {
+        "no-events" => writeln!(
+            out,
+            "replay coverage: {word} — the trace holds no events: nothing was recorded, or this is not the file you meant"
+        ),
+        "no-replays" => writeln!(
+            out,
+            "replay coverage: {word} — the trace has no graph launches; nothing to check"
+        ),
+        "complete" => writeln!(
+            out,
+            "replay coverage: {word} — kernels of {} recorded ({} nodes){}; every graph's size corroborated",
+            all_replays(replays),
+            n.get("recorded_nodes"),
+            if n.get("order_mismatches") == 0 {
+                ", in capture order"
+            } else {
+                ""
+            }
+        ),
+        "unverified" => writeln!(
+            out,
+            "replay coverage: {word} — kernels of {} recorded ({} nodes); {} unverified",
+            all_replays(replays),
+            n.get("recorded_nodes"),
+            sizes(n.get("unverified_replays"))
+        ),
+        "damaged" => writeln!(
+            out,
+            "replay coverage: {word} — {} of {replays} replays lost GPU events to bad data in the file (see damage below): not a runtime symptom, and no switch repairs it",
+            n.get("damaged_replays")
+        ),
+        _ => writeln!(
+            out,
+            "replay coverage: {word} — kernels of {} of {} recorded ({}); {} short, {} empty{}; completeness {}",
+            n.get("recorded_replays"),
+            count(replays as u32, "graph replay"),
+            percent(n.coverage),
+            n.get("short_replays"),
+            n.get("empty_replays"),
+            damaged_suffix(n),
+            completeness_text(n)
+        ),
+    };
+    render_missing(out, coverage);
+    if coverage.verdict == "incomplete" {
+        render_advice(out, &file.advice);
+    }
+    render_also(out, file);
+}
+
+/// `all 25 graph replays`, `the one graph replay`.
+fn all_replays(replays: u64) -> String {
+    if replays == 1 {
+        "the one graph replay".to_owned()
+    } else {
+        format!("all {replays} graph replays")
+    }
+}
+
+fn sizes(unverified: u64) -> String {
+    if unverified == 1 {
+        "1 replay's size is".to_owned()
+    } else {
+        format!("{unverified} replays' sizes are")
+    }
+}
+
+fn damaged_suffix(n: &CoverageNumbers) -> String {
+    match n.get("damaged_replays") {
+        0 => String::new(),
+        d => format!(", {d} damaged"),
+    }
+}
+
+fn render_missing(out: &mut String, coverage: &Coverage) {
+    let range = share_range(
+        coverage.missing_share_low,
+        coverage.missing_share,
+        coverage.missing_share_high,
+    );
+    let _ = match coverage.verdict {
+        "incomplete" | "damaged" => writeln!(
+            out,
+            "  missing replay GPU time: {range} of the GPU time (recorded + missing); per-op shares below describe the work that was recorded, mostly prefill and eager ops"
+        ),
+        "unverified" if coverage.missing_share_high > 0.0 => writeln!(
+            out,
+            "  if the unverified replays lost nodes, at most {} of the GPU time is missing",
+            percent(coverage.missing_share_high)
+        ),
+        _ => return,
+    };
+    for basis in &coverage.missing_basis {
+        let _ = writeln!(out, "    from {basis}");
+    }
+}
+
+fn render_advice(out: &mut String, advice: &Advice) {
+    if advice.switches.is_empty() {
+        let _ = writeln!(
+            out,
+            "  trace recorded on {} → {}",
+            advice.runtime, advice.reason
+        );
+        return;
+    }
+    let settings: Vec<String> = advice
+        .switches
+        .iter()
+        .map(|s| format!("{}={}", s.variable, s.value))
+        .collect();
+    let _ = writeln!(
+        out,
+        "  trace recorded on {} → start the server with {}",
+        advice.runtime,
+        settings.join(" and ")
+    );
+    let _ = writeln!(out, "  ({})", advice.reason);
+    for switch in &advice.switches {
+        let measured = if switch.measured {
+            "measured"
+        } else {
+            "not yet measured on a GPU"
+        };
+        let _ = writeln!(
+            out,
+            "    {}={}: {} [{}; {}]",
+            switch.variable, switch.value, switch.effect, switch.runtime_line, measured
+        );
+    }
+}
+
+fn render_also(out: &mut String, file: &FileReport) {
+    let n = &file.replay_coverage.numbers;
+    let (mismatches, deferred) = (n.get("order_mismatches"), n.get("deferred_replays"));
+    if mismatches > 0 || deferred > 0 {
+        let _ = writeln!(
+            out,
+            "  also: {} out of capture order, {} whose kernels arrived after the next step ended",
+            count(mismatches as u32, "replay"),
+            count(deferred as u32, "replay")
+        );
+    }
+    let damage = &file.damage;
+    let refused: u64 = damage.refused_events.values().sum();
+    if refused > 0 || damage.shared_correlations > 0 {
+        let kinds: Vec<String> = damage
+            .refused_events
+            .iter()
+            .map(|(k, v)| format!("{v} {k}"))
+            .collect();
+        let _ = writeln!(
+            out,
+            "  damage: {} refused for bad data ({}), {} of them in replays; {} refused; {} sharing a correlation id",
+            count(refused as u32, "event"),
+            if kinds.is_empty() {
+                "none".to_owned()
+            } else {
+                kinds.join(", ")
+            },
+            damage.refused_in_replays,
+            count(damage.refused_launches, "graph launch"),
+            count(damage.shared_correlations as u32, "host call")
+        );
+    }
+    for limit in &file.replay_coverage.limits_hit {
+        let _ = writeln!(out, "  limit: {limit}");
+    }
+}
+
+/// The per-graph table: identity columns, then the counters that have a label.
+pub fn graph_table(graphs: &[Graph], options: &TerminalOptions) -> Table {
+    let mut header = vec!["graph", "first kernel", "expected nodes"];
+    let shown: Vec<_> = COUNTERS.iter().filter(|c| c.label.is_some()).collect();
+    header.extend(shown.iter().filter_map(|c| c.label));
+    header.push("completeness");
+    let mut table = new_table(options, &header);
+    for g in graphs {
+        let n = &g.numbers;
+        let expected = match (
+            g.expected_nodes_per_replay_low,
+            g.expected_nodes_per_replay_high,
+        ) {
+            (Some(low), Some(high)) if low == high => low.to_string(),
+            (Some(low), Some(high)) => format!("{low}–{high}"),
+            (Some(low), None) => format!("≥ {low}"),
+            (None, _) => "unknown".to_owned(),
+        };
+        let expected = if g.expected_source == "capture_trace" {
+            format!("{expected} (capture)")
+        } else {
+            expected
+        };
+        let mut row = vec![
+            g.graph.map_or("unknown".to_owned(), |g| g.to_string()),
+            truncate_middle(g.first_kernel.as_deref().unwrap_or("—"), 48),
+            expected,
+        ];
+        row.extend(shown.iter().map(|c| n.get(c.name).to_string()));
+        row.push(completeness_text(n));
+        table.add_row(row);
+    }
+    right_align(&mut table, 2);
+    table
+}
+
+/// Findings grouped by kind, with a few examples each.
+pub fn render_findings(out: &mut String, coverage: &Coverage, options: &TerminalOptions) {
+    for kind in FINDING_KINDS {
+        let found: Vec<&Finding> = coverage
+            .findings
+            .iter()
+            .filter(|f| f.kind == kind)
+            .collect();
+        if found.is_empty() {
+            continue;
+        }
+        let replays: Vec<usize> = found.iter().map(|f| f.replay).collect();
+        let listed = if coverage.findings.len() >= MAX_FINDINGS {
+            " (of the first 200 findings)"
+        } else {
+            ""
+        };
+        let _ = writeln!(
+            out,
+            "  {kind}: {}{listed}: {}",
+            count(found.len() as u32, "replay"),
+            ranges(&replays)
+        );
+        let mut shown: Vec<String> = Vec::new();
+        for finding in &found {
+            let why = reason(finding);
+            if shown.len() >= options.findings || shown.contains(&why) {
+                continue;
+            }
+            let _ = writeln!(out, "    e.g. {} — {why}", describe(finding));
+            shown.push(why);
+        }
+        if kind == "UnverifiedReplay" {
+            let _ = writeln!(out, "    to settle: {HOW_TO_SETTLE}");
+        }
+    }
+}
+
+fn describe(finding: &Finding) -> String {
+    let expected = match (finding.expected_nodes, finding.expected_nodes_high) {
+        (Some(e), _) => e.to_string(),
+        (None, Some(high)) => format!("{}–{high}", finding.expected_nodes_low),
+        (None, None) => format!("at least {}", finding.expected_nodes_low),
+    };
+    let step = finding
+        .step
+        .as_deref()
+        .map(|s| format!(" in {}", truncate_middle(s, 40)))
+        .unwrap_or_default();
+    format!(
+        "#{} (graph {}){step}: {} of {expected} nodes",
+        finding.replay,
+        finding
+            .graph
+            .map_or("unknown".to_owned(), |g| g.to_string()),
+        finding.recorded_nodes
+    )
+}
+
+fn reason(finding: &Finding) -> String {
+    if let Some(unverified) = &finding.unverified {
+        return match unverified {
+            UnverifiedWire::SoleReplay => {
+                "the only replay that recorded this work; nothing else in the trace gives its graph's size".to_owned()
+            }
+            UnverifiedWire::PossiblyShortOf { graph, nodes } => format!(
+                "its kernels are a strict part of graph {graph}'s {nodes}: a graph of its own, or a short replay of graph {graph}"
+            ),
+            UnverifiedWire::CaptureHoldsMore { nodes } => format!(
+                "the capture of its graph holds {nodes} launches, one more than it recorded: it lost a node, or that launch never became one"
+            ),
+        };
+    }
+    if finding.kind == "DamagedReplay" {
+        return match (finding.refused_events, finding.shared_correlation) {
+            (0, _) => "another host call carries its correlation id, so its GPU events cannot be told apart".to_owned(),
+            (n, _) => format!("{} with its correlation id refused for bad data", count(n, "GPU event")),
+        };
+    }
+    match &finding.evidence {
+        Some(evidence) => evidence.sentence(),
+        None if finding.graph.is_none() => {
+            "no kernels recorded, and nothing in the trace tells its graph".to_owned()
+        }
+        None => "no further evidence".to_owned(),
+    }
+}
+
+/// `#0–14, #16–30, #47`.
+pub fn ranges(sorted: &[usize]) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    let mut index = 0;
+    while index < sorted.len() {
+        let start = sorted[index];
+        let mut end = start;
+        while index + 1 < sorted.len() && sorted[index + 1] == end + 1 {
+            index += 1;
+            end += 1;
+        }
+        parts.push(if end > start {
+            format!("#{start}–{end}")
+        } else {
+            format!("#{start}")
+        });
+        index += 1;
+    }
+    if parts.len() > 8 {
+        let more = parts.len() - 8;
+        parts.truncate(8);
+        parts.push(format!("… {more} more runs"));
+    }
+    parts.join(", ")
+}

@@ -1,0 +1,117 @@
+//! What several input files repeat or disagree on: the same file given twice (by two
+//! paths, or as a copy), two files that claim one rank, different world sizes or runtimes.
+//! A merged view over such inputs double-counts or mixes runs, so each is said.
+
+use std::path::{Path, PathBuf};
+use stepscope_model::Trace;
+use stepscope_report::schema::FileReport;
+
+/// What identifies a trace's content, and what it claims about its run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TraceIdentity {
+    /// The path as given.
+    pub path: String,
+    /// Event totals and time range: equal for a copy of the same trace.
+    content: (u64, usize, usize, usize, Option<(i64, i64)>),
+    /// `distributedInfo.rank`.
+    pub rank: Option<u32>,
+    /// `distributedInfo.world_size`.
+    pub world_size: Option<u32>,
+    /// The runtime as the report names it.
+    pub runtime: String,
+}
+
+impl TraceIdentity {
+    /// From a read trace and its report.
+    pub fn new(path: &Path, trace: &Trace, report: &FileReport) -> Self {
+        TraceIdentity {
+            path: path.display().to_string(),
+            content: (
+                trace.counts.events,
+                trace.gpu.len(),
+                trace.runtime.len(),
+                trace.annotations.len(),
+                trace
+                    .time_range()
+                    .map(|(start, end)| (start.as_nanos(), end.as_nanos())),
+            ),
+            rank: trace.metadata.rank,
+            world_size: trace.metadata.world_size,
+            runtime: report.advice.runtime.clone(),
+        }
+    }
+}
+
+/// The inputs with paths that name the same file (after resolving links) given once, and a
+/// warning for each repeat.
+pub fn distinct_paths(files: &[PathBuf]) -> (Vec<PathBuf>, Vec<String>) {
+    let mut seen: Vec<(PathBuf, PathBuf)> = Vec::new();
+    let mut warnings = Vec::new();
+    for file in files {
+        let canonical = fs_err::canonicalize(file).unwrap_or_else(|_| file.clone());
+        match seen.iter().find(|(c, _)| *c == canonical) {
+            Some((_, first)) => warnings.push(format!(
+                "`{}` is the same file as `{}`: counted once",
+                file.display(),
+                first.display()
+            )),
+            None => seen.push((canonical, file.clone())),
+        }
+    }
+    (seen.into_iter().map(|(_, f)| f).collect(), warnings)
+}
+
+/// A warning when `new` holds the same trace as one already kept (a copy under another
+/// name): the caller then leaves it out.
+pub fn same_trace<T>(
+    kept: &[T],
+    new: &T,
+    identity: impl Fn(&T) -> &TraceIdentity,
+) -> Option<String> {
+    let fresh = identity(new);
+    kept.iter()
+        .map(&identity)
+        .find(|k| k.content == fresh.content)
+        .map(|k| {
+            format!(
+                "`{}` holds the same trace as `{}` (same events and time range): counted once",
+                fresh.path, k.path
+            )
+        })
+}
+
+/// Ranks claimed twice, and world sizes or runtimes that differ.
+pub fn disagreements(identities: &[&TraceIdentity]) -> Vec<String> {
+    let mut warnings = Vec::new();
+    for (index, a) in identities.iter().enumerate() {
+        for b in &identities[index + 1..] {
+            if a.rank.is_some() && a.rank == b.rank && a.world_size == b.world_size {
+                warnings.push(format!(
+                    "`{}` and `{}` both claim rank {}: two runs mixed, or one rank given twice",
+                    a.path,
+                    b.path,
+                    a.rank.unwrap_or_default()
+                ));
+            }
+        }
+    }
+    let mut sizes: Vec<u32> = identities.iter().filter_map(|i| i.world_size).collect();
+    sizes.sort_unstable();
+    sizes.dedup();
+    if sizes.len() > 1 {
+        warnings.push(format!(
+            "the files come from runs of different world sizes ({}): they are not the ranks of one run",
+            sizes.iter().map(u32::to_string).collect::<Vec<_>>().join(", ")
+        ));
+    }
+    let mut runtimes: Vec<&str> = identities.iter().map(|i| i.runtime.as_str()).collect();
+    runtimes.sort_unstable();
+    runtimes.dedup();
+    if runtimes.len() > 1 {
+        warnings.push(format!(
+            "the files were recorded on different runtimes ({}): advice differs per file",
+            runtimes.join("; ")
+        ));
+    }
+    warnings
+}
