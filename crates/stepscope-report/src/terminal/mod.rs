@@ -216,6 +216,7 @@ fn new_table(options: &TerminalOptions, header: &[&str]) -> Table {
             .max()
             .unwrap_or(0);
         if let Some(column) = table.column_mut(index) {
+            // The width includes the cell's padding (one space each side).
             column.set_constraint(ColumnConstraint::LowerBoundary(Width::Fixed(
                 longest as u16 + 2,
             )));

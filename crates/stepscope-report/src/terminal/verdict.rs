@@ -229,7 +229,14 @@ fn render_also(out: &mut String, file: &FileReport) {
 /// The per-graph table: identity columns, then the counters that have a label.
 pub fn graph_table(graphs: &[Graph], options: &TerminalOptions) -> Table {
     let mut header = vec!["graph", "first kernel", "expected nodes"];
-    let shown: Vec<_> = COUNTERS.iter().filter(|c| c.label.is_some()).collect();
+    // Counters that are zero for every graph are left out (JSON and CSV keep them all);
+    // replays, recorded and complete always show.
+    let always = ["replays", "recorded_replays", "complete_replays"];
+    let shown: Vec<_> = COUNTERS
+        .iter()
+        .filter(|c| c.label.is_some())
+        .filter(|c| always.contains(&c.name) || graphs.iter().any(|g| g.numbers.get(c.name) > 0))
+        .collect();
     header.extend(shown.iter().filter_map(|c| c.label));
     header.push("completeness");
     let mut table = new_table(options, &header);

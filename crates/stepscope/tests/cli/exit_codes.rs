@@ -177,3 +177,173 @@ fn fail_on_incomplete_looks_at_every_file() {
         "incomplete"
     );
 }
+
+/// Writes `text` as a trace file.
+fn write(dir: &std::path::Path, name: &str, text: &[u8]) -> std::path::PathBuf {
+    let path = dir.join(name);
+    std::fs::write(&path, text).expect("write");
+    path
+}
+
+/// The gate cannot be passed with bad input: `{}`, an empty file and a trace with no events
+/// are input errors (2) even with `--allow-truncated`; a trace cut before its first kernel
+/// is partial (3).
+#[test]
+fn the_gate_cannot_be_passed_with_bad_input() {
+    let dir = tempdir();
+    for (name, text, code) in [
+        ("object.json", &b"{}"[..], 2),
+        ("empty.json", &b""[..], 2),
+        ("no_events.json", &br#"{"traceEvents": []}"#[..], 2),
+        ("bare_array.json", &b"[]"[..], 2),
+    ] {
+        let path = write(dir.path(), name, text);
+        let run = stepscope([
+            "analyze".as_ref(),
+            arg(&path),
+            "--allow-truncated".as_ref(),
+            "--fail-on-incomplete".as_ref(),
+        ]);
+        run.expect_code(code);
+        assert!(
+            !run.stderr.contains("--allow-truncated analyses"),
+            "{name}: a hint that does not fit: {}",
+            run.stderr
+        );
+    }
+    // Cut before the first kernel: the events before the break hold no replay.
+    let text = crate::common::gunzip(SGLANG_DECODE);
+    let first_kernel = String::from_utf8_lossy(&text)
+        .find("\"cat\": \"kernel\"")
+        .or_else(|| String::from_utf8_lossy(&text).find("\"cat\":\"kernel\""))
+        .expect("a kernel");
+    let cut = write(dir.path(), "cut.json", &text[..first_kernel - 200]);
+    let args = |gate: &'static str| {
+        stepscope([
+            "analyze".as_ref(),
+            arg(&cut),
+            "--allow-truncated".as_ref(),
+            gate.as_ref(),
+            "--json".as_ref(),
+        ])
+    };
+    let run = args("--fail-on-incomplete");
+    run.expect_code(3);
+    assert_eq!(run.json()["partial"], true);
+    args("--no-progress").expect_code(0);
+}
+
+#[test]
+fn a_trace_with_no_events_says_so_and_exits_0_without_the_gate() {
+    let dir = tempdir();
+    let path = write(dir.path(), "no_events.json", br#"{"traceEvents": []}"#);
+    let run = stepscope([
+        "analyze".as_ref(),
+        arg(&path),
+        "--color".as_ref(),
+        "never".as_ref(),
+    ]);
+    run.expect_code(0);
+    assert!(run.stdout.contains("NO EVENTS"), "{}", run.stdout);
+}
+
+/// A folder with one unreadable rank: the JSON lists it, its verdict is `unreadable`, and the
+/// exit code is 2 with or without the gate.
+#[test]
+fn one_unreadable_rank_in_a_folder_is_listed_and_fails() {
+    let dir = tempdir();
+    copy_trace(VLLM_PIECEWISE, dir.path(), "ranks/rank0.json.gz");
+    write(
+        &dir.path().join("ranks"),
+        "rank1.json",
+        b"{\"traceEvents\": [{\"ph\": \"X\",",
+    );
+    for gate in ["--fail-on-incomplete", "--no-progress"] {
+        let run = stepscope([
+            "analyze".as_ref(),
+            arg(&dir.path().join("ranks")),
+            gate.as_ref(),
+            "--json".as_ref(),
+        ]);
+        run.expect_code(2);
+        let doc = run.json();
+        assert_eq!(str_at(&doc, "/verdict"), "unreadable");
+        let failed = doc["failed_files"].as_array().expect("failed_files");
+        assert_eq!(failed.len(), 1);
+        assert!(str_at(&failed[0], "/path").ends_with("rank1.json"));
+        assert!(str_at(&failed[0], "/error").contains("rank1.json"));
+        assert_eq!(doc["files"].as_array().map(Vec::len), Some(1));
+    }
+}
+
+/// Sizes that rest on one replay pass `--fail-on-incomplete` and fail `--strict`.
+#[test]
+fn unverified_sizes_pass_the_gate_and_fail_strict() {
+    let run = stepscope(["analyze", SGLANG_DECODE, "--fail-on-incomplete", "--json"]);
+    run.expect_code(0);
+    assert_eq!(str_at(&run.json(), "/verdict"), "unverified");
+    stepscope(["analyze", SGLANG_DECODE, "--strict"]).expect_code(3);
+    // A capture corroborates the size: complete, and --strict passes.
+    stepscope([
+        "analyze",
+        SGLANG_DECODE,
+        "--strict",
+        "--capture",
+        crate::common::SGLANG_CAPTURE,
+    ])
+    .expect_code(0);
+}
+
+#[test]
+fn damaged_data_fails_the_gate_without_switch_advice() {
+    use stepscope_synth::removal::{read_json, to_json_bytes};
+    let dir = tempdir();
+    let mut doc = read_json(&crate::common::trace(SGLANG_DECODE)).expect("reads");
+    let events = doc["traceEvents"].as_array_mut().expect("events");
+    let replay = events
+        .iter()
+        .find(|e| e["name"] == "hipGraphLaunch")
+        .map(|e| e["args"]["correlation"].clone())
+        .expect("the replay");
+    let kernel = events
+        .iter()
+        .position(|e| e["cat"] == "kernel" && e["args"]["correlation"] == replay)
+        .expect("a kernel of the replay");
+    events[kernel]["ts"] = serde_json::json!("NaN");
+    let path = write(dir.path(), "nan.json", &to_json_bytes(&doc));
+    let run = stepscope([
+        "analyze".as_ref(),
+        arg(&path),
+        "--fail-on-incomplete".as_ref(),
+        "--color".as_ref(),
+        "never".as_ref(),
+    ]);
+    run.expect_code(3);
+    assert!(
+        run.stdout.contains("replay coverage: DAMAGED"),
+        "{}",
+        run.stdout
+    );
+    assert!(!run.stdout.contains("DEBUG_"), "{}", run.stdout);
+    assert!(run.stdout.contains("1 invalid_time"), "{}", run.stdout);
+}
+
+#[test]
+fn a_capture_that_matches_no_graph_is_said() {
+    let run = stepscope([
+        "analyze",
+        SGLANG_DECODE,
+        "--capture",
+        "tracelens/tests/traces/inference/vllm_prefilldecode_piecewise/capture_traces/graph_capture_rank_0.1773709679453551615.pt.trace.json.gz",
+        "--json",
+    ]);
+    run.expect_code(0);
+    let doc = run.json();
+    let warnings = doc["warnings"].as_array().expect("warnings");
+    assert!(
+        warnings.iter().any(|w| w
+            .as_str()
+            .is_some_and(|w| w.contains("matches none of the traces' graphs"))),
+        "{warnings:?}"
+    );
+}

@@ -6,7 +6,7 @@ mod common;
 mod coverage;
 mod cycles;
 mod damage;
-
+mod hygiene;
 mod manifest;
 mod removal;
 mod variants;
