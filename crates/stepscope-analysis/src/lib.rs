@@ -119,6 +119,7 @@ fn coverage(
         trace,
         IdentityInputs {
             links,
+            steps,
             launches: &launches,
             groups: &groups,
             cycles: &cycles,

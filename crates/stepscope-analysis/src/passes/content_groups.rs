@@ -79,6 +79,13 @@ impl ContentGroups {
         }
     }
 
+    /// Whether groups `a` and `b` hold the same graph at the same size: the same group, or
+    /// one `graph id` and size. Constant time, unlike [`ContentGroups::relation`].
+    pub fn same(&self, a: usize, b: usize) -> bool {
+        let (ga, gb) = (&self.groups[a], &self.groups[b]);
+        a == b || (ga.graph_id.is_some() && ga.graph_id == gb.graph_id && ga.size == gb.size)
+    }
+
     /// Number of groups.
     pub fn len(&self) -> usize {
         self.groups.len()

@@ -74,7 +74,10 @@ fn find_period(labels: &[Option<usize>], groups: &ContentGroups) -> (Option<Laun
         .enumerate()
         .filter_map(|(i, g)| g.map(|g| (i, g)))
         .collect();
-    if recorded.len() < 2 {
+    // No two replays recorded the same work: nothing can confirm a period.
+    let distinct: std::collections::HashSet<usize> = recorded.iter().map(|(_, g)| *g).collect();
+    if recorded.len() < 2 || (distinct.len() == recorded.len() && !has_graph_ids(&distinct, groups))
+    {
         return (None, false);
     }
     let longest = labels.len() / 2;
@@ -84,6 +87,12 @@ fn find_period(labels: &[Option<usize>], groups: &ContentGroups) -> (Option<Laun
         }
     }
     (None, longest > MAX_PERIOD)
+}
+
+fn has_graph_ids(distinct: &std::collections::HashSet<usize>, groups: &ContentGroups) -> bool {
+    distinct
+        .iter()
+        .any(|&g| groups.groups[g].graph_id.is_some())
 }
 
 /// Per phase: the largest group seen, how many members recorded exactly it, and how many
@@ -214,6 +223,26 @@ mod tests {
         // A 1-node graph that is part of a 2-node graph, interleaved: period 2, not 1.
         let (a, b): (&[u32], &[u32]) = (&[1, 2], &[1]);
         assert_eq!(period(&[a, b, a, b, a, b]), Some(2));
+    }
+
+    #[test]
+    fn a_lane_longer_than_the_search_is_counted() {
+        // Three graphs in a pseudo-random order: no period, on a lane of 2 × 4,100 launches.
+        let (a, b, c): (&[u32], &[u32], &[u32]) = (&[1], &[2], &[3]);
+        let mut state = 7u64;
+        let contents: Vec<&[u32]> = (0..8_200)
+            .map(|_| {
+                state = state
+                    .wrapping_mul(6_364_136_223_846_793_005)
+                    .wrapping_add(1);
+                [a, b, c][(state >> 33) as usize % 3]
+            })
+            .collect();
+        let launches = launches(&contents);
+        let groups = content_groups(&launches);
+        let cycles = launch_cycles(&launches, &groups);
+        assert_eq!(cycles.by_lane[0], None);
+        assert_eq!(cycles.lanes_over_limit, 1);
     }
 
     #[test]

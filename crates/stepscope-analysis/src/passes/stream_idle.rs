@@ -24,10 +24,14 @@ pub type StreamKey = (u32, StreamId);
 /// Work on one stream.
 #[derive(Debug, Clone, Default)]
 struct StreamWork {
-    /// (launcher host start, GPU start, GPU end), sorted by launcher start.
-    launched: Vec<(Timestamp, Timestamp, Timestamp)>,
+    /// (launcher host start, GPU start, GPU end, launcher row), sorted by launcher start.
+    launched: Vec<(Timestamp, Timestamp, Timestamp, u32)>,
     /// Suffix minimum of GPU starts over `launched`.
     suffix_min: Vec<Timestamp>,
+    /// Index into `launched` where each suffix minimum is reached.
+    suffix_at: Vec<usize>,
+    /// Launching host call (row of `trace.runtime`) of each entry of `launched`.
+    launcher: Vec<u32>,
     /// Prefix maximum of GPU ends over `launched`.
     prefix_max: Vec<Timestamp>,
     /// Busy intervals, merged.
@@ -58,22 +62,29 @@ impl StreamIdle {
                     trace.runtime.start[call as usize],
                     gpu.start[row],
                     gpu.end(row),
+                    call,
                 ));
             }
         }
         for stream in work.values_mut() {
             stream.launched.sort_unstable();
-            stream.suffix_min = vec![Timestamp::MAX; stream.launched.len()];
-            let mut running = Timestamp::MAX;
-            for (index, &(_, start, _)) in stream.launched.iter().enumerate().rev() {
-                running = running.min(start);
-                stream.suffix_min[index] = running;
+            let count = stream.launched.len();
+            stream.suffix_min = vec![Timestamp::MAX; count];
+            stream.suffix_at = vec![count; count];
+            let mut running = (Timestamp::MAX, count);
+            for (index, &(_, start, _, _)) in stream.launched.iter().enumerate().rev() {
+                if start < running.0 {
+                    running = (start, index);
+                }
+                stream.suffix_min[index] = running.0;
+                stream.suffix_at[index] = running.1;
             }
+            stream.launcher = stream.launched.iter().map(|l| l.3).collect();
             let mut latest = Timestamp::MIN;
             stream.prefix_max = stream
                 .launched
                 .iter()
-                .map(|&(_, _, end)| {
+                .map(|&(_, _, end, _)| {
                     latest = latest.max(end);
                     latest
                 })
@@ -100,18 +111,34 @@ impl StreamIdle {
         let Some(work) = self.streams.get(&stream) else {
             return (start, self.trace_end.max(start));
         };
-        let before = work.launched.partition_point(|&(host, _, _)| host < start);
+        let before = work
+            .launched
+            .partition_point(|&(host, _, _, _)| host < start);
         let from = match before {
             0 => start,
             n => start.max(work.prefix_max[n - 1]),
         };
-        let after = work.launched.partition_point(|&(host, _, _)| host <= end);
+        let after = work
+            .launched
+            .partition_point(|&(host, _, _, _)| host <= end);
         let until = work
             .suffix_min
             .get(after)
             .copied()
             .unwrap_or(self.trace_end);
         (from, until.max(from))
+    }
+
+    /// The host call (row of `trace.runtime`) whose work closes the window of a call that
+    /// ended at `end` on `stream`: the one launched after it that started first on the GPU;
+    /// `None` when the window runs to the end of the trace.
+    pub fn closed_by(&self, stream: StreamKey, end: Timestamp) -> Option<u32> {
+        let work = self.streams.get(&stream)?;
+        let after = work
+            .launched
+            .partition_point(|&(host, _, _, _)| host <= end);
+        let at = *work.suffix_at.get(after)?;
+        work.launcher.get(at).copied()
     }
 
     /// Idle time on `stream` inside `windows` (any order, may overlap).

@@ -58,6 +58,8 @@ fn control_characters_from_the_trace_are_escaped() {
 fn header_words_are_never_split_at_80_columns() {
     let doc = TraceDoc::load(WITH_REPLAYS[1].1);
     let text = terminal(&doc.doc, TableWidth::Columns(80));
+    // Counter columns that are zero for every graph are not shown.
+    assert!(!text.contains("damaged ┆"), "{text}");
     for word in [
         "graph",
         "first",
@@ -67,10 +69,6 @@ fn header_words_are_never_split_at_80_columns() {
         "recorded",
         "complete",
         "unverified",
-        "short",
-        "empty",
-        "damaged",
-        "order",
         "completeness",
         "category",
         "kernel",

@@ -42,6 +42,9 @@ pub fn idle_verdicts(
     evidence_given: &[bool],
 ) -> FxHashMap<usize, IdleVerdict> {
     let groups = context.groups();
+    if groups.len() > super::MAX_GROUPS {
+        return FxHashMap::default();
+    }
     let references: FxHashSet<usize> = graph_group.iter().flatten().copied().collect();
     let candidates: Vec<(usize, usize)> = (0..graph_group.len())
         .filter(|&r| !evidence_given[r])
@@ -137,6 +140,32 @@ impl<'a> Gaps<'a> {
         Duration::from_nanos(total)
     }
 
+    /// Whether every stream's window of `r` is closed by work its own step (or, outside
+    /// steps, its own thread) launched: idle time before the next step is the host's doing
+    /// (scheduling, sampling) and says nothing about lost nodes.
+    fn closed_within(&self, r: usize) -> bool {
+        let launch = &self.context.inputs.launches.launches[r];
+        let runtime = &self.trace.runtime;
+        let call = launch.launch as usize;
+        let steps = &self.context.inputs.steps.steps;
+        self.streams(r).iter().all(|&stream| {
+            let Some(next) = self.idle.closed_by(stream, runtime.end(call)) else {
+                return false;
+            };
+            let next = next as usize;
+            match launch.step {
+                Some(step) => {
+                    let s = &steps[step];
+                    runtime.process[next] == s.process && runtime.start[next] <= s.end
+                }
+                None => {
+                    runtime.process[next] == runtime.process[call]
+                        && runtime.thread[next] == runtime.thread[call]
+                }
+            }
+        })
+    }
+
     fn verdict(&self, r: usize, h: usize) -> Option<IdleVerdict> {
         let needed = self.needed(r, h);
         if needed <= Duration::ZERO {
@@ -145,6 +174,9 @@ impl<'a> Gaps<'a> {
         let idle = self.window_idle(r);
         if idle < needed {
             return Some(IdleVerdict::NoRoom);
+        }
+        if !self.closed_within(r) {
+            return None;
         }
         let mut typical: Vec<Duration> = self.context.groups().groups[h]
             .members

@@ -29,6 +29,7 @@ use super::content_groups::{ContentGroups, Relation, is_subsequence};
 use super::graph_launches::GraphLaunches;
 use super::launch_cycles::LaunchCycles;
 use super::launch_links::LaunchLinks;
+use super::steps::Steps;
 use classes::{Class, Classes};
 use idle_gap::IdleVerdict;
 use rustc_hash::FxHashMap;
@@ -188,6 +189,8 @@ pub struct GraphAssignment {
 pub struct IdentityInputs<'a> {
     /// Launch links.
     pub links: &'a LaunchLinks,
+    /// Steps.
+    pub steps: &'a Steps,
     /// The replays.
     pub launches: &'a GraphLaunches,
     /// Their content groups.

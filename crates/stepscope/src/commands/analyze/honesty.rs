@@ -115,3 +115,39 @@ pub fn disagreements(identities: &[&TraceIdentity]) -> Vec<String> {
     }
     warnings
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn identity(path: &str, rank: u32, world: u32, runtime: &str) -> TraceIdentity {
+        TraceIdentity {
+            path: path.to_owned(),
+            content: (1, 2, 3, 4, None),
+            rank: Some(rank),
+            world_size: Some(world),
+            runtime: runtime.to_owned(),
+        }
+    }
+
+    #[test]
+    fn ranks_claimed_twice_and_differing_runs_are_said() {
+        let a = identity("a", 0, 2, "HIP runtime 7.2 (build 1)");
+        let b = identity("b", 0, 2, "HIP runtime 7.2 (build 1)");
+        let c = identity("c", 1, 4, "CUDA runtime 12.4");
+        let warnings = disagreements(&[&a, &b, &c]);
+        assert_eq!(warnings.len(), 3, "{warnings:?}");
+        assert!(warnings[0].contains("`a` and `b` both claim rank 0"));
+        assert!(warnings[1].contains("different world sizes (2, 4)"));
+        assert!(warnings[2].contains("different runtimes"));
+        assert!(disagreements(&[&a, &identity("d", 1, 2, "HIP runtime 7.2 (build 1)")]).is_empty());
+    }
+
+    #[test]
+    fn the_same_path_twice_is_counted_once() {
+        let files = vec![PathBuf::from("Cargo.toml"), PathBuf::from("./Cargo.toml")];
+        let (kept, warnings) = distinct_paths(&files);
+        assert_eq!(kept, [PathBuf::from("Cargo.toml")]);
+        assert_eq!(warnings.len(), 1);
+    }
+}
