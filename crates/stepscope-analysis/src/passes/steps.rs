@@ -124,7 +124,8 @@ static VLLM: LazyLock<Regex> = LazyLock::new(|| {
         .expect("valid regex")
 });
 static PYTORCH: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^(ProfilerStep|Iteration|iteration)\s*#\s*\d+$").expect("valid regex")
+    Regex::new(r"^(ProfilerStep\s*#\s*\d+|Iteration(?:\s*#\s*\d+)?|iteration(?:\s*#?\s*\d+)?)$")
+        .expect("valid regex")
 });
 static ATOM: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"^(prefill|decode|eager_decode|dummy_[a-z_]+)\[(?:[^\]]*?bs=(\d+))?[^\]]*\]$")
@@ -141,7 +142,7 @@ pub fn parse_step_label(name: &str) -> Option<StepLabel> {
 
 fn parse_pytorch(name: &str) -> Option<StepLabel> {
     let caps = PYTORCH.captures(name)?;
-    let mode = if &caps[1] == "ProfilerStep" {
+    let mode = if caps[1].starts_with("ProfilerStep") {
         "ProfilerStep"
     } else {
         "Iteration"

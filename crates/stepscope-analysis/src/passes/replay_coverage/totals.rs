@@ -201,35 +201,31 @@ pub const COUNTERS: [CounterInfo; 15] = [
 impl CoverageTotals {
     /// Adds one replay.
     pub fn add(&mut self, replay: &Replay) {
-        self.replays += 1;
-        self.recorded_replays += u32::from(replay.recorded_nodes > 0);
-        match replay.status {
-            ReplayStatus::Complete => self.complete_replays += 1,
-            ReplayStatus::Unverified => self.unverified_replays += 1,
-            ReplayStatus::Short => self.short_replays += 1,
-            ReplayStatus::Empty => self.empty_replays += 1,
-            ReplayStatus::Damaged => self.damaged_replays += 1,
-        }
-        self.unknown_graph_replays += u32::from(replay.graph.is_none());
-        self.order_mismatches += u32::from(replay.order_mismatch);
-        self.deferred_replays += u32::from(replay.deferred);
-        self.recorded_nodes += u64::from(replay.recorded_nodes);
-        self.expected_nodes_low += u64::from(replay.expected.low);
-        match replay.expected.high {
-            Some(high) => self.expected_nodes_high += u64::from(high),
-            None => self.unbounded_replays += 1,
-        }
-        self.recorded_time = self.recorded_time + replay.recorded_time;
-        self.add_missing(replay);
+        self.merge(&Self::of(replay));
     }
 
-    fn add_missing(&mut self, replay: &Replay) {
-        let time = replay.missing_time;
-        self.missing_time = Range {
-            low: self.missing_time.low + time.low,
-            estimate: add_both(self.missing_time.estimate, time.estimate),
-            high: add_both(self.missing_time.high, time.high),
-        };
+    /// The totals of one replay.
+    fn of(replay: &Replay) -> Self {
+        let status = |s: ReplayStatus| u32::from(replay.status == s);
+        CoverageTotals {
+            replays: 1,
+            recorded_replays: u32::from(replay.recorded_nodes > 0),
+            complete_replays: status(ReplayStatus::Complete),
+            unverified_replays: status(ReplayStatus::Unverified),
+            short_replays: status(ReplayStatus::Short),
+            empty_replays: status(ReplayStatus::Empty),
+            damaged_replays: status(ReplayStatus::Damaged),
+            unknown_graph_replays: u32::from(replay.graph.is_none()),
+            order_mismatches: u32::from(replay.order_mismatch),
+            deferred_replays: u32::from(replay.deferred),
+            refused_launches: 0,
+            recorded_nodes: u64::from(replay.recorded_nodes),
+            expected_nodes_low: u64::from(replay.expected.low),
+            expected_nodes_high: replay.expected.high.map_or(0, u64::from),
+            unbounded_replays: u32::from(replay.expected.high.is_none()),
+            recorded_time: replay.recorded_time,
+            missing_time: replay.missing_time,
+        }
     }
 
     /// Sums two totals (ranks, or graphs).
