@@ -433,16 +433,16 @@ fn missing_basis(c: &ReplayCoverage) -> Vec<&'static str> {
     let t = &c.totals;
     let mut basis = Vec::new();
     if t.short_replays + t.empty_replays + t.damaged_replays > t.unknown_graph_replays {
-        basis.push("node durations seen in other replays of the same graph (at least half the shortest; the estimate is the mean)");
+        basis.push("at least, and the estimate: the durations the missing nodes' kernels have in other replays of their graph (half the shortest; the mean)");
     }
     if t.unknown_graph_replays > 0 && t.missing_time.estimate.is_none() {
-        basis.push("replays of unknown graph: no lower bound, no estimate");
+        basis.push("replays of unknown graph: nothing missing is certain, no estimate");
     }
     if c.idle_bound.is_some() {
         basis.push(if c.idle_per_stream {
-            "at most the idle time of each stream the launching threads use, after each launch with nodes that may be missing (their work overlaps, so summed per stream)"
+            "at most: the idle time of the replays' GPU streams between each launch that may miss nodes and the next work launched on them, summed over the several streams a replay may run on"
         } else {
-            "at most the idle time of the launching threads' GPU streams after each launch with nodes that may be missing, until work launched after it starts"
+            "at most: the idle time of the replays' GPU stream between each launch that may miss nodes and the next work launched on it"
         });
     }
     basis

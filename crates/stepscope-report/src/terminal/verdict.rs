@@ -149,7 +149,7 @@ fn render_missing(out: &mut String, coverage: &Coverage) {
         _ => return,
     };
     for basis in &coverage.missing_basis {
-        let _ = writeln!(out, "    from {basis}");
+        let _ = writeln!(out, "    {basis}");
     }
 }
 
