@@ -154,6 +154,9 @@ fn unverified_text(unverified: &UnverifiedWire) -> String {
         UnverifiedWire::CaptureHoldsMore { nodes } => {
             format!("capture_holds_more ({nodes} launches)")
         }
+        UnverifiedWire::OthersRecordedLess { replays } => {
+            format!("others_recorded_less ({replays} replays)")
+        }
     }
 }
 

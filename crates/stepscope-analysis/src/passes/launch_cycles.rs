@@ -8,8 +8,10 @@
 //! the pairs that recorded exactly the same work (*confirmations*). At least two full
 //! periods must have been launched. Replays that recorded nothing neither confirm nor
 //! contradict a period, so a phase never recorded gives no graph.
-//! Why it matters: without step annotations (or with one step holding every launch), the
-//! position in a cycle is the launch slot: an empty or short replay takes its expected
+//! Only threads whose launches lie outside steps are searched: within steps the launch slot
+//! says where a replay stands, and a cycle found inside one step (23 identical layer pieces)
+//! would also claim the step's first and last pieces, which are other graphs.
+//! Why it matters: without step annotations, the position in a cycle is the launch slot: an empty or short replay takes its expected
 //! graph from the replays at its phase in other cycles, and two graphs that alternate
 //! (forward and backward on two threads, or on one) are not mixed up by looking at the
 //! nearest neighbours.
@@ -53,6 +55,11 @@ pub fn launch_cycles(launches: &GraphLaunches, groups: &ContentGroups) -> Launch
         let members: Vec<usize> = (0..launches.launches.len())
             .filter(|&r| launches.launches[r].lane as usize == lane)
             .collect();
+        // Steps give launch slots; inside a step a cycle would span its edges, where the
+        // first and last pieces of a forward pass differ from the middle ones.
+        if members.iter().any(|&r| launches.launches[r].step.is_some()) {
+            continue;
+        }
         let labels: Vec<Option<usize>> = members.iter().map(|&r| groups.group_of[r]).collect();
         let (cycle, over_limit) = find_period(&labels, groups);
         result.lanes_over_limit += u32::from(over_limit);

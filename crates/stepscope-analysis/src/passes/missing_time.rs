@@ -13,7 +13,7 @@
 //! - Idle-time bound: a replay's nodes run after its launch and before any GPU work
 //!   launched after it on the same stream starts (stream order), so the missing nodes of
 //!   all replays fit in the idle time of their streams inside those windows, summed per
-//!   stream (see `stream_idle`). A replay's streams are its own recorded ones, else its
+//!   stream (see `stream_idle`). Every replay's window counts once any may miss nodes. A replay's streams are its own recorded ones, else its
 //!   graph's, else those of its thread's replays or work.
 //!
 //! Why it matters: the share of GPU time that is missing says how wrong every per-op share
@@ -198,16 +198,16 @@ pub(crate) fn missing_names(reference: &[NameId], recorded: &[NameId]) -> Vec<Na
         .collect()
 }
 
-/// Idle time of each replay's streams inside its window, for the replays that may miss
-/// nodes, summed per stream over the union of windows.
+/// Idle time of each replay's streams inside its window, summed per stream over the union
+/// of windows. Once any replay may miss nodes, every replay's window counts: a replay judged
+/// complete may have lost the same kernels as another (they then look alike), and the bound
+/// must hold all the same.
 fn idle_bound(trace: &Trace, inputs: MissingInputs<'_>) -> (Option<Duration>, bool) {
     let launches = &inputs.launches.launches;
-    let candidates: Vec<usize> = (0..launches.len())
-        .filter(|&r| inputs.missing[r].possible)
-        .collect();
-    if candidates.is_empty() {
+    if !inputs.missing.iter().any(|m| m.possible) {
         return (None, false);
     }
+    let candidates: Vec<usize> = (0..launches.len()).collect();
     let streams: Vec<Vec<StreamKey>> = candidates
         .iter()
         .map(|&r| replay_streams(trace, inputs, r))

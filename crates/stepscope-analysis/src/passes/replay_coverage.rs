@@ -281,11 +281,22 @@ fn judge(
     if recorded == 0 {
         return (ReplayStatus::Empty, expected);
     }
+    if let Some(Evidence::IdleGap { .. }) = identity.evidence {
+        // The idle time shows nodes were lost, not how many: up to the bigger graph's size.
+        let high = expected.high.map(|h| h.max(recorded + 1));
+        return (
+            ReplayStatus::Short,
+            ExpectedNodes {
+                low: recorded + 1,
+                high,
+            },
+        );
+    }
     if recorded < expected.low {
         return (ReplayStatus::Short, expected);
     }
     match identity.unverified {
-        Some(Unverified::SoleReplay) => {
+        Some(Unverified::SoleReplay | Unverified::OthersRecordedLess { .. }) => {
             (ReplayStatus::Unverified, ExpectedNodes::at_least(recorded))
         }
         Some(

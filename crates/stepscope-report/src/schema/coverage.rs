@@ -325,6 +325,11 @@ pub enum UnverifiedWire {
         /// Launches under the capture.
         nodes: u32,
     },
+    /// Most replays of its graph recorded less than it did.
+    OthersRecordedLess {
+        /// How many.
+        replays: u32,
+    },
 }
 
 impl UnverifiedWire {
@@ -336,6 +341,9 @@ impl UnverifiedWire {
                 nodes,
             },
             Unverified::CaptureHoldsMore { nodes } => UnverifiedWire::CaptureHoldsMore { nodes },
+            Unverified::OthersRecordedLess { replays } => {
+                UnverifiedWire::OthersRecordedLess { replays }
+            }
         }
     }
 }
@@ -494,6 +502,7 @@ fn graph(g: &GraphCoverage) -> Graph {
             Some(SizeSource::Capture) => "capture_trace",
             Some(SizeSource::Repeated(_)) => "repeated",
             Some(SizeSource::Single) => "single_replay",
+            Some(SizeSource::Largest(_)) => "largest_replay",
             None => "unknown",
         },
         reference_time_us: micros(g.reference_time),

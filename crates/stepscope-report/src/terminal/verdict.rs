@@ -337,6 +337,10 @@ fn reason(finding: &Finding) -> String {
             UnverifiedWire::PossiblyShortOf { graph, nodes } => format!(
                 "its kernels are a strict part of graph {graph}'s {nodes}: a graph of its own, or a short replay of graph {graph}"
             ),
+            UnverifiedWire::OthersRecordedLess { replays } => format!(
+                "the largest its graph recorded, but {} of the graph recorded less: where nodes go missing, the largest may be short too",
+                count(*replays, "other replay")
+            ),
             UnverifiedWire::CaptureHoldsMore { nodes } => format!(
                 "the capture of its graph holds {nodes} launches, one more than it recorded: it lost a node, or that launch never became one"
             ),

@@ -14,6 +14,9 @@ use crate::passes::stream_idle::{StreamIdle, StreamKey};
 use rustc_hash::{FxHashMap, FxHashSet};
 use stepscope_model::{Duration, NameId, Trace};
 
+// The window must close before any other graph launch: a replay launched in between may
+// have lost nodes into the same gap.
+
 /// What the idle time says about a replay that may be short of a bigger graph.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum IdleVerdict {
@@ -111,11 +114,29 @@ impl<'a> Gaps<'a> {
         keys
     }
 
+    /// Idle time on the replay's streams from its first recorded node to the start of the
+    /// next work launched after it there: the gap before its first node may hold the work
+    /// of replays launched before it that recorded nothing, so it is left out.
     fn window_idle(&self, r: usize) -> Duration {
         let call = self.context.inputs.launches.launches[r].launch as usize;
         let runtime = &self.trace.runtime;
-        self.idle
-            .launch_idle(&self.streams(r), runtime.start[call], runtime.end(call))
+        let Some(first) = self
+            .rows(r)
+            .iter()
+            .map(|&row| self.trace.gpu.start[row as usize])
+            .min()
+        else {
+            return Duration::ZERO;
+        };
+        self.streams(r)
+            .iter()
+            .map(|&stream| {
+                let (_, until) = self
+                    .idle
+                    .window(stream, runtime.start[call], runtime.end(call));
+                self.idle.idle(stream, vec![(first, until.max(first))])
+            })
+            .sum()
     }
 
     /// Half the shortest duration of each node `r` lacks, from `h`'s replays, summed.
@@ -144,15 +165,34 @@ impl<'a> Gaps<'a> {
     /// steps, its own thread) launched: idle time before the next step is the host's doing
     /// (scheduling, sampling) and says nothing about lost nodes.
     fn closed_within(&self, r: usize) -> bool {
-        let launch = &self.context.inputs.launches.launches[r];
+        let launches = &self.context.inputs.launches.launches;
+        let launch = &launches[r];
         let runtime = &self.trace.runtime;
         let call = launch.launch as usize;
         let steps = &self.context.inputs.steps.steps;
+        // The next graph launch (any thread), whose own nodes may sit in the same gap.
+        let next_graph = launches
+            .get(r + 1)
+            .map(|l| runtime.start[l.launch as usize]);
+        let last_end = self
+            .rows(r)
+            .iter()
+            .map(|&row| self.trace.gpu.end(row as usize))
+            .max();
         self.streams(r).iter().all(|&stream| {
             let Some(next) = self.idle.closed_by(stream, runtime.end(call)) else {
                 return false;
             };
             let next = next as usize;
+            if next_graph.is_some_and(|g| g < runtime.start[next]) {
+                return false;
+            }
+            // The next work was already queued when the replay's last recorded node ended:
+            // the GPU sat idle with work waiting, so something unrecorded ran there. Had it
+            // been launched later, the GPU may simply have waited for the host.
+            if last_end.is_none_or(|end| runtime.start[next] > end) {
+                return false;
+            }
             match launch.step {
                 Some(step) => {
                     let s = &steps[step];

@@ -115,6 +115,12 @@ pub enum Unverified {
         /// Launches under the capture.
         nodes: u32,
     },
+    /// It recorded its graph's largest content, but most replays of the graph recorded less:
+    /// where losses happen, the largest may be short too.
+    OthersRecordedLess {
+        /// Replays of the graph that recorded less.
+        replays: u32,
+    },
 }
 
 /// Where a graph's expected size comes from.
@@ -128,6 +134,10 @@ pub enum SizeSource {
     Repeated(u32),
     /// The largest recorded replay, recorded by that replay alone: a lower bound.
     Single,
+    /// The largest recorded replay, recorded identically by this many replays while more of
+    /// the graph's replays recorded less: losses happen in this graph, so the largest may be
+    /// short too — a lower bound.
+    Largest(u32),
 }
 
 /// One graph.
@@ -212,6 +222,7 @@ pub fn assign_graphs(trace: &Trace, inputs: IdentityInputs<'_>) -> GraphAssignme
         classes: &classes,
         base: &base,
         near: nearest_recorded(inputs.launches, inputs.groups),
+        contained: contained_groups(inputs.groups),
     };
     let mut identity: Vec<ReplayIdentity> =
         vec![ReplayIdentity::default(); inputs.launches.launches.len()];
@@ -284,6 +295,29 @@ struct Context<'a> {
     base: &'a [usize],
     /// Per replay, the nearest recorded replays before and after it on its lane.
     near: Vec<(Option<usize>, Option<usize>)>,
+    /// Per content group, whether its work is a strict part of another group's: its own
+    /// repetition then proves little (replays that lost the same kernels look alike).
+    contained: Vec<bool>,
+}
+
+/// The most groups compared pairwise to find groups contained in others.
+const MAX_CONTAINMENT_GROUPS: usize = 500;
+
+/// Per group, whether another group strictly contains it (none when there are more than
+/// [`MAX_CONTAINMENT_GROUPS`] groups).
+fn contained_groups(groups: &ContentGroups) -> Vec<bool> {
+    let count = groups.len();
+    if count > MAX_CONTAINMENT_GROUPS {
+        return vec![false; count];
+    }
+    (0..count)
+        .map(|g| {
+            (0..count).any(|h| {
+                groups.groups[h].size > groups.groups[g].size
+                    && groups.relation(g, h) == Relation::Inside
+            })
+        })
+        .collect()
 }
 
 /// The nearest recorded (undamaged) replays before and after each replay on its lane.
@@ -418,7 +452,7 @@ impl Context<'_> {
             return Some(evidence);
         }
         let members = self.groups().groups[group].members.len() as u32;
-        (members >= 2).then_some(Evidence::Repeated {
+        (members >= 2 && !self.contained[group]).then_some(Evidence::Repeated {
             other_replays: members - 1,
         })
     }
@@ -471,6 +505,7 @@ fn build_graphs(
         });
         identity[r].graph = Some(graph);
     }
+    demote_sizes_where_losses_dominate(context, &identity, &mut graphs);
     let launches = &context.inputs.launches.launches;
     for (r, id) in identity.iter_mut().enumerate() {
         let (Some(graph), Some(group)) = (id.graph, groups.group_of[r]) else {
@@ -503,6 +538,39 @@ fn build_graphs(
         groups_over_limit,
         capture_matches,
     }
+}
+
+/// A size recorded identically by two replays proves little when most of the graph's
+/// replays recorded less (losses are happening): such sizes become lower bounds.
+fn demote_sizes_where_losses_dominate(
+    context: &Context<'_>,
+    identity: &[ReplayIdentity],
+    graphs: &mut [GraphDef],
+) {
+    let recorded = recorded_per_graph(context, identity, graphs.len());
+    for (def, recorded) in graphs.iter_mut().zip(recorded) {
+        if let SizeSource::Repeated(at_max) = def.size_source {
+            if at_max * 2 < recorded {
+                def.size_source = SizeSource::Largest(at_max);
+                def.expected_high = None;
+            }
+        }
+    }
+}
+
+/// Replays with recorded (undamaged) work, per graph.
+fn recorded_per_graph(
+    context: &Context<'_>,
+    identity: &[ReplayIdentity],
+    graphs: usize,
+) -> Vec<u32> {
+    let mut recorded = vec![0u32; graphs];
+    for (r, id) in identity.iter().enumerate() {
+        if let (Some(graph), Some(_)) = (id.graph, context.groups().group_of[r]) {
+            recorded[graph] += 1;
+        }
+    }
+    recorded
 }
 
 /// A graph's definition, and whether its size came from `--capture`.
@@ -547,6 +615,7 @@ fn mark_unverified(
 ) {
     let groups = context.groups();
     // Reference groups of the graphs replays were given, biggest first.
+    let recorded = recorded_per_graph(context, identity, graphs.len());
     let mut references: Vec<(usize, usize)> = numbering.iter().map(|(&g, &n)| (g, n)).collect();
     references.sort_by_key(|&(g, n)| (std::cmp::Reverse(groups.groups[g].size), n));
     for (r, id) in identity.iter_mut().enumerate() {
@@ -557,6 +626,12 @@ fn mark_unverified(
         if group != def.reference_group {
             continue;
         }
+        if let SizeSource::Largest(at_max) = def.size_source {
+            id.unverified = Some(Unverified::OthersRecordedLess {
+                replays: recorded[graph].saturating_sub(at_max),
+            });
+            continue;
+        }
         if def.size_source == SizeSource::Capture && def.expected_low < def.expected_nodes {
             if def.recorded_size == def.expected_low {
                 id.unverified = Some(Unverified::CaptureHoldsMore {
@@ -565,7 +640,9 @@ fn mark_unverified(
             }
             continue;
         }
-        if def.size_source != SizeSource::Single || id.evidence.is_some() {
+        let own_evidence =
+            matches!(def.size_source, SizeSource::Repeated(_)) && !context.contained[group];
+        if id.evidence.is_some() || own_evidence {
             continue;
         }
         let bigger = if groups.len() > MAX_GROUPS || no_room.contains(&r) {
