@@ -63,8 +63,9 @@ pub use config::{
     ServingConfig, config_paths, load_config, parse_config,
 };
 pub use detect::{
-    CommandFailure, CommandRunner, DetectOptions, Detection, DetectionReport, DetectionSource,
-    SystemCommandRunner, detect_runtime, detection_from_header,
+    CommandFailure, CommandRunner, CopyStatus, DetectOptions, Detection, DetectionReport,
+    DetectionSource, LibraryCopy, ReplayRace, RocmLibrary, SystemCommandRunner, detect_runtime,
+    detection_from_header,
 };
 pub use error::{ConfigProblem, ServingError};
 pub use fingerprint::{Fingerprint, canonical_document, may_reuse};

@@ -180,7 +180,12 @@ pub struct EnvArgs {
     #[arg(long)]
     pub cuda: bool,
     /// Find the HIP runtime actually loaded: process maps, then a Python environment's
-    /// torch/lib, then /opt/rocm/.info/version, then hipconfig --version.
+    /// torch/lib, then /opt/rocm/.info/version, then hipconfig --version. Standard error also
+    /// lists the libamdhip64 and libroctracer64 copies the process maps (or the environment
+    /// ships), each against /opt/rocm's, and flags, with the fix: a copy older than
+    /// /opt/rocm's (a PyTorch wheel loads its own from torch/lib, so upgrading /opt/rocm does
+    /// not reach it), and a HIP runtime 7.2.0 or 7.2.1 (some kernels of graph replays missing
+    /// from profiles; fixed in 7.2.2; reported in public issues, not measured here).
     #[arg(long)]
     pub detect: bool,
     /// Read the runtime from trace headers: files, or folders searched recursively for
@@ -193,8 +198,9 @@ pub struct EnvArgs {
     /// /proc/PID is an error, not a fall-back to /opt/rocm.
     #[arg(long, value_name = "PID", conflicts_with_all = ["rocm", "cuda", "trace"])]
     pub pid: Option<u32>,
-    /// With --detect: a Python environment (venv or conda prefix) whose torch/lib to read;
-    /// repeatable (default: $VIRTUAL_ENV and $CONDA_PREFIX).
+    /// With --detect: a Python environment (venv or conda prefix) whose torch/lib (or
+    /// therock _rocm_sdk_core/lib) to read for the HIP runtime and roctracer copies no
+    /// process maps; repeatable (default: $VIRTUAL_ENV and $CONDA_PREFIX).
     #[arg(long, value_name = "DIR", conflicts_with_all = ["rocm", "cuda", "trace"])]
     pub python_env: Vec<PathBuf>,
     /// With --detect: read /proc and /opt/rocm below this folder (a container's root file

@@ -1,7 +1,9 @@
 //! Which HIP runtime a server actually loads, in the order of DESIGN.md §2: the
 //! `libamdhip64.so.*` mapped in `/proc/<pid>/maps` (or the one in a Python environment's
 //! `torch/lib`), then `/opt/rocm/.info/version`, then `hipconfig --version`; and separately
-//! from a trace header's `hip_runtime_version`.
+//! from a trace header's `hip_runtime_version`. Beside it, every copy of `libamdhip64` and
+//! `libroctracer64` the process loads, each compared with `/opt/rocm`'s ([`LibraryCopy`]):
+//! a PyTorch wheel's own copies in `torch/lib` win over an upgraded `/opt/rocm`.
 //!
 //! Every file is read below a root folder that stands for `/` ([`DetectOptions::root`]), so
 //! tests run on fixture trees and users can point at a container's root file system; the
@@ -10,10 +12,15 @@
 //! to the next source.
 
 mod command;
+mod copies;
 mod header;
 mod library;
 
 pub use command::{CommandFailure, CommandRunner, SystemCommandRunner};
+pub use copies::{
+    CopyLocation, CopyOrigin, CopyStatus, LibraryCopy, RACE_FIXED_IN, RocmLibrary, SystemCopy,
+    VersionSource, compare_with_system, race_exposure,
+};
 pub use header::{HeaderRuntime, advice_for_runtimes, runtime_from_header};
 
 use library::{
@@ -258,14 +265,34 @@ pub struct Attempt {
     pub outcome: String,
 }
 
-/// The result of [`detect_runtime`]: the first source that named a version, and every
-/// source tried up to it.
+/// The result of [`detect_runtime`]: the first source that named a version, every source
+/// tried up to it, and the library copies found with how each compares with `/opt/rocm`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DetectionReport {
     /// The version found, if any.
     pub detection: Option<Detection>,
     /// Sources in the order tried.
     pub attempts: Vec<Attempt>,
+    /// The `libamdhip64` and `libroctracer64` copies the processes map (for a library no
+    /// process maps: the Python environments' copies), HIP runtime first.
+    pub copies: Vec<LibraryCopy>,
+}
+
+/// The HIP runtime a report finds has the 7.2.0–7.2.1 race (some kernels of graph replays
+/// missing from profiles; fixed in [`RACE_FIXED_IN`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ReplayRace {
+    /// The runtime's version.
+    pub version: RuntimeVersion,
+    /// The loaded copy, or the detection source, that carried it.
+    pub evidence: String,
+    /// Whether a copy the process loads (or a Python environment ships) carried it; `false`
+    /// when only the detected runtime did (`/opt/rocm/.info/version`, `hipconfig`).
+    pub loaded: bool,
+    /// `true` for 7.2.0 and 7.2.1; `false` for 7.2 without a patch release (it may be
+    /// either).
+    pub certain: bool,
 }
 
 impl DetectionReport {
@@ -280,6 +307,62 @@ impl DetectionReport {
             },
         }
     }
+
+    /// The copies older (or possibly older) than `/opt/rocm`'s.
+    pub fn stale_copies(&self) -> impl Iterator<Item = &LibraryCopy> {
+        self.copies.iter().filter(|copy| copy.is_stale())
+    }
+
+    /// Whether the HIP runtime the process loads has the 7.2.0–7.2.1 race: the loaded
+    /// `libamdhip64` copies decide (a certain one first), else the detected runtime.
+    pub fn replay_race(&self) -> Option<ReplayRace> {
+        let mut runtimes: Vec<(RuntimeVersion, String, bool)> = self
+            .copies
+            .iter()
+            .filter(|copy| copy.library == RocmLibrary::HipRuntime)
+            .filter_map(|copy| Some((copy.version?, copy.path.display().to_string(), true)))
+            .collect();
+        if runtimes.is_empty() {
+            runtimes.extend(
+                self.detection
+                    .iter()
+                    .map(|detection| (detection.version, detection.evidence.clone(), false)),
+            );
+        }
+        let mut races = runtimes
+            .into_iter()
+            .filter_map(|(version, evidence, loaded)| {
+                Some(ReplayRace {
+                    certain: race_exposure(version)?,
+                    version,
+                    evidence,
+                    loaded,
+                })
+            });
+        let first = races.next()?;
+        Some(if first.certain {
+            first
+        } else {
+            races.find(|race| race.certain).unwrap_or(first)
+        })
+    }
+}
+
+/// Each process's maps text (the named process's, or every process's), read once for the
+/// runtime and for the copies.
+pub(crate) type Maps = Vec<(u32, std::io::Result<String>)>;
+
+fn read_maps(options: &DetectOptions) -> Maps {
+    let pids = match options.pid {
+        Some(pid) => vec![pid],
+        None => process_ids(&options.under_root(Path::new("/proc"))),
+    };
+    pids.into_iter()
+        .map(|pid| {
+            let maps = options.under_root(Path::new(&format!("/proc/{pid}/maps")));
+            (pid, std::fs::read_to_string(maps))
+        })
+        .collect()
 }
 
 /// One detection source: records what it tried, returns what it found.
@@ -296,9 +379,10 @@ pub fn detect_runtime(
     runner: &dyn CommandRunner,
 ) -> Result<DetectionReport, DetectError> {
     options.check()?;
+    let maps = read_maps(options);
     let mut attempts = Vec::new();
     let sources: [Source<'_>; 4] = [
-        &|attempts| from_process_maps(options, attempts),
+        &|attempts| from_process_maps(options, &maps, attempts),
         &|attempts| from_python_environments(options, attempts),
         &|attempts| from_version_file(options, attempts),
         &|attempts| from_hipconfig(options, runner, attempts),
@@ -307,6 +391,7 @@ pub fn detect_runtime(
     Ok(DetectionReport {
         detection,
         attempts,
+        copies: copies::find_copies(options, &maps),
     })
 }
 
@@ -322,18 +407,20 @@ pub fn detection_from_header(hip_runtime_version: u64) -> Option<Detection> {
     Some(detection)
 }
 
-fn from_process_maps(options: &DetectOptions, attempts: &mut Vec<Attempt>) -> Option<Detection> {
-    let pids = match options.pid {
-        Some(pid) => vec![pid],
-        None => process_ids(&options.under_root(Path::new("/proc"))),
-    };
+fn from_process_maps(
+    options: &DetectOptions,
+    maps: &Maps,
+    attempts: &mut Vec<Attempt>,
+) -> Option<Detection> {
     let mut found: Vec<(u32, Found)> = Vec::new();
-    for &pid in &pids {
-        let maps = options.under_root(Path::new(&format!("/proc/{pid}/maps")));
-        match std::fs::read_to_string(&maps) {
-            Ok(text) => found.extend(library_in_maps(options, pid, &text, attempts)),
+    for (pid, text) in maps {
+        match text {
+            Ok(text) => found.extend(library_in_maps(options, *pid, text, attempts)),
             Err(error) if options.pid.is_some() => attempts.push(Attempt {
-                source: maps.display().to_string(),
+                source: options
+                    .under_root(Path::new(&format!("/proc/{pid}/maps")))
+                    .display()
+                    .to_string(),
                 outcome: format!("cannot be read: {error}"),
             }),
             Err(_) => {}
@@ -347,7 +434,7 @@ fn from_process_maps(options: &DetectOptions, attempts: &mut Vec<Attempt>) -> Op
             ),
             outcome: format!(
                 "no process maps a HIP runtime with a version ({} processes)",
-                pids.len()
+                maps.len()
             ),
         });
     }
@@ -373,7 +460,13 @@ fn library_in_maps(
         options.under_root(Path::new(&format!("/proc/{pid}/root"))),
         options.root.clone(),
     ];
-    let found = version_of_library(mapped, &roots);
+    let system_lib: Vec<PathBuf> = roots
+        .iter()
+        .map(|root| root.join("opt/rocm/lib"))
+        .filter(|lib| lib.is_dir())
+        .take(1)
+        .collect();
+    let found = version_of_library(RocmLibrary::HipRuntime, mapped, &roots, &system_lib);
     attempts.push(Attempt {
         source: format!("/proc/{pid}/maps"),
         outcome: match &found {
@@ -401,12 +494,13 @@ fn from_python_environments(
     options: &DetectOptions,
     attempts: &mut Vec<Attempt>,
 ) -> Option<Detection> {
+    let system_lib = [options.under_root(Path::new("/opt/rocm/lib"))];
     for environment in &options.python_environments {
         let folder = options.under_root(environment);
         let libraries = python_library_folders(&folder);
         let found = libraries
             .iter()
-            .find_map(|folder| version_in_folder(folder));
+            .find_map(|folder| version_in_folder(folder, &system_lib));
         attempts.push(Attempt {
             source: format!("Python environment {}", environment.display()),
             outcome: match &found {

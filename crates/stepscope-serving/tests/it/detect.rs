@@ -6,10 +6,10 @@ use std::cell::RefCell;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 use stepscope_model::switches::AdviceBasis;
-use stepscope_serving::detect::DetectError;
+use stepscope_serving::detect::{CopyLocation, CopyOrigin, DetectError, VersionSource};
 use stepscope_serving::{
-    CommandFailure, CommandRunner, DetectOptions, DetectionSource, SystemCommandRunner,
-    detect_runtime, detection_from_header,
+    CommandFailure, CommandRunner, CopyStatus, DetectOptions, DetectionReport, DetectionSource,
+    LibraryCopy, RocmLibrary, SystemCommandRunner, detect_runtime, detection_from_header,
 };
 
 /// A runner that answers with fixed output and records what it was asked to run.
@@ -374,4 +374,283 @@ fn real_runner_reports_missing_failing_and_hanging_programs() {
         started.elapsed() < Duration::from_secs(5),
         "killed at the timeout"
     );
+}
+
+/// The wheel's site-packages in the `stale-torch-lib` and `torch-lib-replaced` trees.
+const SITE_PACKAGES: &str = "/opt/venv/lib/python3.12/site-packages";
+
+fn detect_at(root: &Path, pid: Option<u32>, environments: &[&str]) -> DetectionReport {
+    let options = DetectOptions::default()
+        .with_root(root)
+        .with_pid(pid)
+        .with_python_environments(environments.iter().map(PathBuf::from).collect());
+    detect_runtime(&options, &FakeRunner::new(Err(()))).unwrap()
+}
+
+fn copy_of(report: &DetectionReport, library: RocmLibrary) -> &LibraryCopy {
+    let mut copies = report.copies.iter().filter(|copy| copy.library == library);
+    let copy = copies
+        .next()
+        .unwrap_or_else(|| panic!("a {library} copy: {report:#?}"));
+    assert!(copies.next().is_none(), "one {library} copy: {report:#?}");
+    copy
+}
+
+fn shown(copy: &LibraryCopy) -> (String, Option<String>, Option<String>, CopyStatus) {
+    (
+        copy.path.display().to_string(),
+        copy.version.map(|version| version.to_string()),
+        copy.system
+            .as_ref()
+            .map(|system| format!("{} {}", system.version, system.evidence.display())),
+        copy.status,
+    )
+}
+
+#[test]
+fn wheel_copies_in_torch_lib_may_be_older_than_opt_rocm() {
+    let report = detect_at(&fixture("stale-torch-lib"), Some(5150), &[]);
+    for (library, file, system) in [
+        (
+            RocmLibrary::HipRuntime,
+            "libamdhip64.so",
+            "libamdhip64.so.7.2.70202",
+        ),
+        (
+            RocmLibrary::Roctracer,
+            "libroctracer64.so",
+            "libroctracer64.so.4.1.70202",
+        ),
+    ] {
+        let copy = copy_of(&report, library);
+        assert_eq!(
+            shown(copy),
+            (
+                format!("{SITE_PACKAGES}/torch/lib/{file}"),
+                Some("7.2".to_owned()),
+                Some(format!("7.2.2 /opt/rocm/lib/{system}")),
+                CopyStatus::MaybeOlder
+            ),
+            "{library}"
+        );
+        assert_eq!(copy.origin, CopyOrigin::ProcessMaps { pids: vec![5150] });
+        assert_eq!(copy.location, CopyLocation::TorchLib);
+        assert_eq!(
+            copy.version_source,
+            Some(VersionSource::WheelDistInfo(PathBuf::from(format!(
+                "{SITE_PACKAGES}/torch-2.11.0+rocm7.2.dist-info"
+            )))),
+            "empty files are never matched by their bytes: the wheel's name tells"
+        );
+        assert!(copy.is_stale());
+    }
+    assert_eq!(report.stale_copies().count(), 2);
+    let race = report.replay_race().unwrap();
+    assert_eq!(
+        (race.version.to_string(), race.certain, race.loaded),
+        ("7.2".to_owned(), false, true),
+        "7.2 with no patch release may be 7.2.0 or 7.2.1"
+    );
+    assert_eq!(
+        variables(&report.advice()),
+        [
+            "DEBUG_CLR_GRAPH_PACKET_CAPTURE",
+            "DEBUG_HIP_GRAPH_SEGMENT_SCHEDULING"
+        ],
+        "the switches stay as they were"
+    );
+}
+
+/// A root whose `/opt` is the `stale-torch-lib` tree's (ROCm 7.2.2 in `/opt/rocm`, the
+/// torch 2.11 wheel in `/opt/venv`), with process 1 mapping what `maps` names.
+fn root_with_stale_opt(maps: &[&str]) -> tempfile::TempDir {
+    let root = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(root.path().join("proc/1")).unwrap();
+    let lines: String = maps
+        .iter()
+        .map(|path| format!("7f2b3c000000-7f2b3c1f4000 r-xp 00000000 103:02 4063326    {path}\n"))
+        .collect();
+    std::fs::write(root.path().join("proc/1/maps"), lines).unwrap();
+    std::os::unix::fs::symlink(
+        fixture("stale-torch-lib").join("opt"),
+        root.path().join("opt"),
+    )
+    .unwrap();
+    root
+}
+
+#[test]
+fn an_older_rocm_install_mapped_under_a_newer_opt_rocm_is_older_for_certain() {
+    let root = root_with_stale_opt(&[
+        "/opt/rocm-7.2.0/lib/libamdhip64.so.7.2.70200",
+        "/opt/rocm-7.2.0/lib/libroctracer64.so.4.1.70200",
+    ]);
+    let report = detect_at(root.path(), Some(1), &[]);
+    let roctracer = copy_of(&report, RocmLibrary::Roctracer);
+    assert_eq!(
+        shown(roctracer),
+        (
+            "/opt/rocm-7.2.0/lib/libroctracer64.so.4.1.70200".to_owned(),
+            Some("7.2.0".to_owned()),
+            Some("7.2.2 /opt/rocm/lib/libroctracer64.so.4.1.70202".to_owned()),
+            CopyStatus::Older
+        )
+    );
+    assert_eq!(roctracer.version_source, Some(VersionSource::FileName));
+    assert_eq!(roctracer.location, CopyLocation::Other);
+    assert_eq!(
+        copy_of(&report, RocmLibrary::HipRuntime).status,
+        CopyStatus::Older
+    );
+    let race = report.replay_race().unwrap();
+    assert_eq!(
+        (
+            race.version.to_string(),
+            race.certain,
+            race.evidence.as_str()
+        ),
+        (
+            "7.2.0".to_owned(),
+            true,
+            "/opt/rocm-7.2.0/lib/libamdhip64.so.7.2.70200"
+        )
+    );
+}
+
+#[test]
+fn copies_replaced_by_opt_rocm_files_are_not_flagged() {
+    let report = detect_at(&fixture("torch-lib-replaced"), Some(5150), &[]);
+    for (library, system) in [
+        (
+            RocmLibrary::HipRuntime,
+            "/opt/rocm/lib/libamdhip64.so.7.2.70202",
+        ),
+        (
+            RocmLibrary::Roctracer,
+            "/opt/rocm/lib/libroctracer64.so.4.1.70202",
+        ),
+    ] {
+        let copy = copy_of(&report, library);
+        assert_eq!(
+            copy.version_source,
+            Some(VersionSource::SameBytesAs(PathBuf::from(system))),
+            "the bytes tell before the wheel's name does"
+        );
+        assert_eq!(copy.version.unwrap().to_string(), "7.2.2");
+        assert_eq!(copy.status, CopyStatus::NotOlder);
+    }
+    assert_eq!(report.stale_copies().count(), 0);
+    assert_eq!(report.replay_race(), None);
+    let detection = report.detection.as_ref().unwrap();
+    assert_eq!(detection.version.to_string(), "7.2.2");
+    assert!(
+        detection
+            .evidence
+            .ends_with("/opt/rocm/lib/libamdhip64.so.7.2.70202"),
+        "{}",
+        detection.evidence
+    );
+    assert_eq!(
+        variables(&report.advice()),
+        ["DEBUG_CLR_GRAPH_PACKET_CAPTURE"]
+    );
+}
+
+#[test]
+fn a_7_2_1_runtime_has_the_replay_race_whatever_opt_rocm_is() {
+    let report = detect_at(&fixture("rocm-7.2.1"), Some(6060), &[]);
+    let hip = copy_of(&report, RocmLibrary::HipRuntime);
+    assert_eq!(
+        shown(hip),
+        (
+            "/opt/rocm-7.2.1/lib/libamdhip64.so.7.2.70201".to_owned(),
+            Some("7.2.1".to_owned()),
+            Some("7.2.1 /opt/rocm/lib/libamdhip64.so.7.2.70201".to_owned()),
+            CopyStatus::NotOlder
+        )
+    );
+    assert_eq!(
+        copy_of(&report, RocmLibrary::Roctracer)
+            .version
+            .unwrap()
+            .to_string(),
+        "7.2.1"
+    );
+    assert_eq!(
+        report.stale_copies().count(),
+        0,
+        "the same release as /opt/rocm"
+    );
+    let race = report.replay_race().unwrap();
+    assert_eq!(
+        (race.version.to_string(), race.certain, race.loaded),
+        ("7.2.1".to_owned(), true, true)
+    );
+    assert_eq!(
+        race.evidence,
+        "/opt/rocm-7.2.1/lib/libamdhip64.so.7.2.70201"
+    );
+    assert_eq!(
+        variables(&report.advice()),
+        ["DEBUG_CLR_GRAPH_PACKET_CAPTURE"],
+        "the race changes no switch"
+    );
+}
+
+#[test]
+fn a_library_no_process_maps_comes_from_the_python_environment() {
+    let root = root_with_stale_opt(&[&format!("{SITE_PACKAGES}/torch/lib/libamdhip64.so")]);
+    let report = detect_at(root.path(), Some(1), &["/opt/venv"]);
+    assert_eq!(
+        copy_of(&report, RocmLibrary::HipRuntime).origin,
+        CopyOrigin::ProcessMaps { pids: vec![1] }
+    );
+    let roctracer = copy_of(&report, RocmLibrary::Roctracer);
+    assert_eq!(
+        roctracer.origin,
+        CopyOrigin::PythonEnvironment {
+            environment: PathBuf::from("/opt/venv")
+        }
+    );
+    assert_eq!(
+        shown(roctracer),
+        (
+            format!("{SITE_PACKAGES}/torch/lib/libroctracer64.so"),
+            Some("7.2".to_owned()),
+            Some("7.2.2 /opt/rocm/lib/libroctracer64.so.4.1.70202".to_owned()),
+            CopyStatus::MaybeOlder
+        )
+    );
+    let therock = detect_at(&fixture("therock-venv"), None, &["/opt/venv"]);
+    let hip = copy_of(&therock, RocmLibrary::HipRuntime);
+    assert_eq!(hip.location, CopyLocation::RocmSdkCore);
+    assert_eq!(
+        (hip.version.unwrap().to_string(), hip.status),
+        ("7.10.0".to_owned(), CopyStatus::NoComparison),
+        "no /opt/rocm there"
+    );
+    assert!(
+        therock
+            .copies
+            .iter()
+            .all(|copy| copy.library == RocmLibrary::HipRuntime)
+    );
+}
+
+#[test]
+fn several_processes_mapping_one_copy_are_listed_once() {
+    let root = root_with_stale_opt(&[]);
+    for pid in [7, 9] {
+        std::fs::create_dir_all(root.path().join(format!("proc/{pid}"))).unwrap();
+        std::fs::copy(
+            fixture("stale-torch-lib").join("proc/5150/maps"),
+            root.path().join(format!("proc/{pid}/maps")),
+        )
+        .unwrap();
+    }
+    let report = detect_at(root.path(), None, &[]);
+    assert_eq!(report.copies.len(), 2, "{:#?}", report.copies);
+    for copy in &report.copies {
+        assert_eq!(copy.origin, CopyOrigin::ProcessMaps { pids: vec![7, 9] });
+    }
 }

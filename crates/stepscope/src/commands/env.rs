@@ -1,7 +1,8 @@
 //! `stepscope env`: the runtime switches for a HIP runtime. Standard output holds only the
 //! `KEY=VALUE` (or `export`) lines, so `eval "$(stepscope env … --shell)"` works; the
-//! explanation — where the version came from, why these switches, whether each is measured —
-//! goes to standard error.
+//! explanation — where the version came from, why these switches, whether each is measured,
+//! and with `--detect` the `libamdhip64` / `libroctracer64` copies the process loads against
+//! `/opt/rocm`'s — goes to standard error.
 
 use super::inputs::expand_inputs;
 use crate::Outcome;
@@ -15,10 +16,14 @@ use stepscope_model::switches::{
     CUDA_MISSING_KERNELS_NOTE, CUDA_NOTE, SwitchAdvice, advice_for_text,
 };
 use stepscope_serving::detect::{
-    DetectError, HeaderRuntime, advice_for_runtimes, runtime_from_header,
+    CopyLocation, CopyOrigin, DetectError, HeaderRuntime, RACE_FIXED_IN, VersionSource,
+    advice_for_runtimes, runtime_from_header,
 };
 use stepscope_serving::render::shell_quote;
-use stepscope_serving::{DetectOptions, DetectionReport, SystemCommandRunner, detect_runtime};
+use stepscope_serving::{
+    CopyStatus, DetectOptions, DetectionReport, LibraryCopy, ReplayRace, SystemCommandRunner,
+    detect_runtime,
+};
 
 /// Which runtime to advise for.
 #[derive(Debug)]
@@ -127,6 +132,7 @@ pub fn run(args: EnvArgs) -> anyhow::Result<Outcome> {
                     let advice = report.advice();
                     Answer {
                         explanation: describe_detection(&report)
+                            + &describe_copies(&report)
                             + &explain(&advice)
                             + closing(&advice),
                         advice: Some(advice),
@@ -362,4 +368,209 @@ fn variable_lines(advice: &SwitchAdvice, shell: bool) -> String {
         };
     }
     out
+}
+
+/// The library copies the process loads against `/opt/rocm`'s, then what is wrong with them:
+/// copies older than `/opt/rocm`'s with how to replace them, and a HIP runtime with the
+/// 7.2.0–7.2.1 race. Statements from public issues say so ("reported"); none was measured
+/// here.
+fn describe_copies(report: &DetectionReport) -> String {
+    let mut out = String::new();
+    if !report.copies.is_empty() {
+        out.push_str("libraries loaded, against /opt/rocm:\n");
+        for copy in &report.copies {
+            out.push_str(&describe_copy(copy));
+        }
+    }
+    let stale: Vec<&LibraryCopy> = report.stale_copies().collect();
+    if !stale.is_empty() {
+        out.push_str(&describe_stale(&stale));
+    }
+    if let Some(race) = report.replay_race() {
+        out.push_str(&describe_race(&race));
+    }
+    out
+}
+
+fn describe_copy(copy: &LibraryCopy) -> String {
+    let found = match &copy.origin {
+        CopyOrigin::ProcessMaps { pids } => {
+            let pids: Vec<String> = pids.iter().map(u32::to_string).collect();
+            let noun = if pids.len() == 1 {
+                "process"
+            } else {
+                "processes"
+            };
+            format!("mapped by {noun} {}", pids.join(", "))
+        }
+        CopyOrigin::PythonEnvironment { environment } => format!(
+            "in Python environment {}; no process was seen mapping it",
+            environment.display()
+        ),
+        _ => "found".to_owned(),
+    };
+    let version = copy.version.map_or_else(
+        || "release unknown (none in its name or beside it)".to_owned(),
+        |version| format!("{version} ({})", version_source_text(copy)),
+    );
+    let system = copy.system.as_ref().map_or_else(
+        || "no /opt/rocm copy to compare with".to_owned(),
+        |system| {
+            format!(
+                "/opt/rocm: {} ({})",
+                system.version,
+                system.evidence.display()
+            )
+        },
+    );
+    let status = match copy.status {
+        CopyStatus::Older => "OLDER than /opt/rocm's",
+        CopyStatus::MaybeOlder => {
+            "may be older than /opt/rocm's (one side has no patch release to compare)"
+        }
+        CopyStatus::NotOlder => "not older than /opt/rocm's",
+        _ => "not compared",
+    };
+    format!(
+        "  {}: {} ({found})\n      {version}; {system}: {status}\n",
+        copy.library,
+        copy.path.display()
+    )
+}
+
+fn version_source_text(copy: &LibraryCopy) -> String {
+    match &copy.version_source {
+        Some(VersionSource::FileName) => "its file name".to_owned(),
+        Some(VersionSource::VersionedSibling(path)) => format!("from {} beside it", path.display()),
+        Some(VersionSource::SameBytesAs(path)) => {
+            format!(
+                "the same bytes as {}: replaced by /opt/rocm's",
+                path.display()
+            )
+        }
+        Some(VersionSource::WheelDistInfo(path)) => {
+            let patch = if copy.version.is_some_and(|version| version.patch.is_none()) {
+                "; the name keeps no patch release"
+            } else {
+                ""
+            };
+            format!(
+                "the ROCm release the wheel was built for, from {}{patch}",
+                path.display()
+            )
+        }
+        _ => "read beside it".to_owned(),
+    }
+}
+
+/// A warning per stale copy, the fix for each kind of folder they are in, and why it matters.
+fn describe_stale(stale: &[&LibraryCopy]) -> String {
+    let mut out = String::new();
+    for copy in stale {
+        let (older, system) = match (copy.status, &copy.system) {
+            (CopyStatus::Older, Some(system)) => ("older than", system.version.to_string()),
+            (_, Some(system)) => ("may be older than", system.version.to_string()),
+            _ => ("may be older than", "the system's".to_owned()),
+        };
+        let version = copy
+            .version
+            .map_or_else(|| "unknown".to_owned(), |version| version.to_string());
+        let _ = writeln!(
+            out,
+            "warning: the process loads {} {version} from {}, {older} /opt/rocm's {system}: upgrading /opt/rocm does not reach a copy loaded from elsewhere",
+            copy.library,
+            copy.path.display()
+        );
+    }
+    for location in [
+        CopyLocation::TorchLib,
+        CopyLocation::RocmSdkCore,
+        CopyLocation::Other,
+    ] {
+        let here: Vec<&LibraryCopy> = stale
+            .iter()
+            .copied()
+            .filter(|copy| copy.location == location)
+            .collect();
+        if !here.is_empty() {
+            out.push_str(&fix_for(location, &here));
+        }
+    }
+    let _ = writeln!(
+        out,
+        "  why it matters: the ROCm 7.2.0–7.2.1 roctracer race (some kernels of graph replays missing from profiles, 26–65% visible) is fixed only in {RACE_FIXED_IN} and later, in the copies the process loads [reported: ROCm/ROCm #6102, ROCm/rocm-systems #4361; not measured here]"
+    );
+    out
+}
+
+/// How to replace stale copies in one kind of folder, as the public sources did it.
+fn fix_for(location: CopyLocation, copies: &[&LibraryCopy]) -> String {
+    let paths: Vec<String> = copies
+        .iter()
+        .map(|copy| copy.path.display().to_string())
+        .collect();
+    match location {
+        CopyLocation::TorchLib => torch_lib_fix(copies),
+        CopyLocation::RocmSdkCore => format!(
+            "fix: the copies come with therock's rocm-sdk-core wheel ({}): upgrade that wheel in the environment to /opt/rocm's release or later; /opt/rocm's files do not replace it [no public source checked; not measured here]\n",
+            paths.join(", ")
+        ),
+        _ => format!(
+            "fix: the process loads another ROCm install's copies ({}): start it so that it loads /opt/rocm/lib's instead (look at LD_LIBRARY_PATH, the RPATH of what links them, and the image's ROCm), then check with `stepscope env --detect` [not measured here]\n",
+            paths.join(", ")
+        ),
+    }
+}
+
+/// Replace a PyTorch wheel's own copies: what the public sources did, and what did not help.
+fn torch_lib_fix(copies: &[&LibraryCopy]) -> String {
+    let moves: Vec<String> = copies
+        .iter()
+        .map(|copy| {
+            let system = copy
+                .system
+                .as_ref()
+                .map(|system| system.evidence.display().to_string())
+                .filter(|path| path.contains(copy.library.file_name()))
+                .unwrap_or_else(|| format!("/opt/rocm/lib/{}", copy.library.file_name()));
+            format!("{system} over {}", copy.path.display())
+        })
+        .collect();
+    let mut out = format!(
+        "fix: replace the wheel's copies with /opt/rocm's, then restart the server: copy {} (AMD-AGI/Hyperloom #1279 copies them so; a symlink in their place loads the same file, as tiran/instructlab-containers' de-vendor-torch.sh links torch/lib to /opt/rocm/lib); or install a torch wheel whose own copies are ROCm {RACE_FIXED_IN} or later (no source here names one: check its copies with `stepscope env --detect`) [reported; not measured here]\n",
+        moves.join(" and ")
+    );
+    out.push_str(
+        "  LD_LIBRARY_PATH does not help: the wheel's libraries carry RPATH $ORIGIN, which the loader searches before it (pytorch .ci/manywheel/build_rocm.sh links with --force-rpath; sglang #35390, AMD-AGI/Hyperloom #1279); preloading /opt/rocm's copies (LD_PRELOAD) passed sglang's isolated probe, but sglang #35390 advises against launching a server that way [reported; not measured here]\n",
+    );
+    let by_wheel_name = copies.iter().any(|copy| {
+        matches!(copy.version_source, Some(VersionSource::WheelDistInfo(_)))
+            && copy.version.is_some_and(|version| version.patch.is_none())
+    });
+    if by_wheel_name {
+        out.push_str(
+            "  a wheel's +rocmX.Y does not tell the patch release of its copies: torch 2.11.0+rocm7.2 wheels shipped 7.2.0 copies under an installed ROCm 7.2.4 [reported: sglang #35390; not measured here]\n",
+        );
+    }
+    out
+}
+
+/// The 7.2.0–7.2.1 race for the HIP runtime found: separate from the switch advice.
+fn describe_race(race: &ReplayRace) -> String {
+    let whose = if race.loaded {
+        "the HIP runtime the process loads"
+    } else {
+        "the HIP runtime found"
+    };
+    let what = if race.certain {
+        format!("{whose} is {} ({})", race.version, race.evidence)
+    } else {
+        format!(
+            "{whose} is {} ({}) and its patch release cannot be told: if it is 7.2.0 or 7.2.1",
+            race.version, race.evidence
+        )
+    };
+    format!(
+        "warning: {what}, profiles recorded with it can miss some kernels of every graph replay (26–65% of them visible, varying per replay and per run: a race in the HIP runtime's batched AQL dispatch path) [reported: ROCm/ROCm #6102, ROCm/rocm-systems #4361, sglang #35390; not measured here]\n  fix: ROCm {RACE_FIXED_IN} or later for the libamdhip64 and libroctracer64 copies the process loads (upgrading /opt/rocm alone does not replace a wheel's own copies); the switches below are for another cause (whole replays unrecorded) and are advised as before; whether they also avoid this race was not measured\n"
+    )
 }

@@ -149,6 +149,99 @@ fn env_detects_on_fixture_trees() {
     );
 }
 
+/// A PyTorch wheel's own `libamdhip64` and `libroctracer64` (torch 2.11.0+rocm7.2) mapped
+/// under an `/opt/rocm` of 7.2.2: flagged on standard error with the fix, while standard
+/// output keeps exactly the switch lines it had.
+#[test]
+fn env_detect_flags_wheel_copies_older_than_opt_rocm_on_stderr_only() {
+    let root = fixture("stale-torch-lib");
+    for (shell, expected) in [
+        (false, BOTH_72.to_owned()),
+        (
+            true,
+            BOTH_72
+                .lines()
+                .map(|line| format!("export {line}\n"))
+                .collect(),
+        ),
+    ] {
+        let mut args = vec![
+            "env",
+            "--detect",
+            "--root",
+            root.to_str().unwrap(),
+            "--pid",
+            "5150",
+        ];
+        if shell {
+            args.push("--shell");
+        }
+        let run = stepscope_in(&repo(), &args, &[]);
+        run.expect_code(0);
+        assert_eq!(run.stdout, expected, "--shell {shell}: only the switches");
+        assert_stderr_has(
+            &run,
+            &[
+                "libraries loaded, against /opt/rocm:",
+                "  libroctracer64: /opt/venv/lib/python3.12/site-packages/torch/lib/libroctracer64.so (mapped by process 5150)",
+                "7.2 (the ROCm release the wheel was built for, from /opt/venv/lib/python3.12/site-packages/torch-2.11.0+rocm7.2.dist-info; the name keeps no patch release); /opt/rocm: 7.2.2 (/opt/rocm/lib/libroctracer64.so.4.1.70202): may be older than /opt/rocm's",
+                "warning: the process loads libamdhip64 7.2 from /opt/venv/lib/python3.12/site-packages/torch/lib/libamdhip64.so, may be older than /opt/rocm's 7.2.2",
+                "fix: replace the wheel's copies with /opt/rocm's, then restart the server: copy /opt/rocm/lib/libamdhip64.so.7.2.70202 over /opt/venv/lib/python3.12/site-packages/torch/lib/libamdhip64.so and /opt/rocm/lib/libroctracer64.so.4.1.70202 over /opt/venv/lib/python3.12/site-packages/torch/lib/libroctracer64.so",
+                "LD_LIBRARY_PATH does not help",
+                "is fixed only in 7.2.2 and later, in the copies the process loads [reported: ROCm/ROCm #6102, ROCm/rocm-systems #4361; not measured here]",
+                "if it is 7.2.0 or 7.2.1, profiles recorded with it can miss some kernels of every graph replay",
+            ],
+        );
+    }
+}
+
+/// A HIP runtime 7.2.1 gets the race statement though it is `/opt/rocm`'s own release; copies
+/// replaced by `/opt/rocm`'s files are not flagged. Standard output keeps only the switches.
+#[test]
+fn env_detect_states_the_replay_race_and_passes_replaced_copies() {
+    let root = fixture("rocm-7.2.1");
+    let run = at_repo([
+        "env",
+        "--detect",
+        "--root",
+        root.to_str().unwrap(),
+        "--pid",
+        "6060",
+    ]);
+    run.expect_code(0);
+    assert_eq!(run.stdout, "DEBUG_CLR_GRAPH_PACKET_CAPTURE=0\n");
+    assert_stderr_has(
+        &run,
+        &[
+            "warning: the HIP runtime the process loads is 7.2.1 (/opt/rocm-7.2.1/lib/libamdhip64.so.7.2.70201), profiles recorded with it can miss some kernels of every graph replay",
+            "fix: ROCm 7.2.2 or later for the libamdhip64 and libroctracer64 copies the process loads",
+        ],
+    );
+    assert!(
+        !run.stderr.contains("warning: the process loads"),
+        "the same release as /opt/rocm is not stale: {}",
+        run.stderr
+    );
+    let root = fixture("torch-lib-replaced");
+    let run = at_repo([
+        "env",
+        "--detect",
+        "--root",
+        root.to_str().unwrap(),
+        "--pid",
+        "5150",
+    ]);
+    run.expect_code(0);
+    assert_eq!(run.stdout, "DEBUG_CLR_GRAPH_PACKET_CAPTURE=0\n");
+    assert_stderr_has(
+        &run,
+        &[
+            "7.2.2 (the same bytes as /opt/rocm/lib/libroctracer64.so.4.1.70202: replaced by /opt/rocm's)",
+        ],
+    );
+    assert!(!run.stderr.contains("warning:"), "{}", run.stderr);
+}
+
 #[test]
 fn env_reads_a_trace_header() {
     let run = stepscope(["env", "--trace", SGLANG_DECODE]);
