@@ -18,14 +18,18 @@ pub mod passes;
 
 use passes::capture_graphs::{CapturedGraph, captured_graphs};
 use passes::content_groups::content_groups;
-use passes::graph_identity::{IdentityInputs, assign_graphs, uniform_capture_size};
+use passes::graph_identity::{
+    GraphAssignment, IdentityInputs, assign_graphs, uniform_capture_size,
+};
 use passes::graph_launches::{LaunchInputs, graph_launches};
 use passes::kernel_categories::{KernelCategories, categorize_names};
-use passes::launch_cycles::launch_cycles;
+use passes::launch_cycles::{LaunchCycles, launch_cycles};
 use passes::launch_links::{LaunchLinks, link_launches};
 use passes::missing_time::{MissingInputs, missing_time};
+use passes::recording_patterns::{PatternFinding, PatternInputs, recording_patterns};
 use passes::replay_coverage::{
-    CoverageInputs, ReplayCoverage, judge_replays, missing_nodes, replay_coverage,
+    CoverageInputs, ReplayCoverage, Verdict, judge_replays, missing_nodes, overlapping_replays,
+    replay_coverage,
 };
 use passes::runtime_advice::{RuntimeAdvice, runtime_advice};
 use passes::stage_breakdown::{BreakdownInputs, StageBreakdown, stage_breakdown};
@@ -64,6 +68,8 @@ pub struct TraceAnalysis {
     pub breakdown: StageBreakdown,
     /// Runtime and switch advice.
     pub advice: RuntimeAdvice,
+    /// How the profile lost replays, where it did.
+    pub patterns: Vec<PatternFinding>,
 }
 
 /// Runs every pass on one trace, in this order: `launch_links` (GPU events to host calls),
@@ -71,12 +77,13 @@ pub struct TraceAnalysis {
 /// `graph_launches` (replays, lanes, launch slots, damage), `content_groups` (replays that
 /// recorded the same work), `launch_cycles` (periods of launches per thread),
 /// `graph_identity` (graph, size and evidence per replay), `replay_coverage` with
-/// `missing_time` (statuses, totals, ranges, verdict), `kernel_categories`,
+/// `missing_time` (statuses, totals, ranges, verdict), `recording_patterns`,
+/// `kernel_categories`,
 /// `stage_breakdown`, `runtime_advice`.
 pub fn analyze(trace: &Trace, options: &AnalysisOptions<'_>) -> TraceAnalysis {
     let links = link_launches(trace);
     let steps = find_steps(trace);
-    let coverage = coverage(trace, &links, &steps, options);
+    let (coverage, patterns) = coverage(trace, &links, &steps, options);
     let categories = categorize_names(trace, options.categories);
     let breakdown = stage_breakdown(
         trace,
@@ -94,6 +101,7 @@ pub fn analyze(trace: &Trace, options: &AnalysisOptions<'_>) -> TraceAnalysis {
         coverage,
         breakdown,
         advice,
+        patterns,
     }
 }
 
@@ -103,7 +111,7 @@ fn coverage(
     links: &LaunchLinks,
     steps: &Steps,
     options: &AnalysisOptions<'_>,
-) -> ReplayCoverage {
+) -> (ReplayCoverage, Vec<PatternFinding>) {
     let own_captures = captured_graphs(trace);
     let launches = graph_launches(
         trace,
@@ -125,6 +133,7 @@ fn coverage(
             cycles: &cycles,
             own_captures: &own_captures,
             capture: options.capture,
+            overlapping: &overlapping_replays(trace, links, &launches),
         },
     );
     let inputs = CoverageInputs {
@@ -148,13 +157,31 @@ fn coverage(
         },
     );
     let mut coverage = replay_coverage(trace, inputs, &judged, &time);
+    note_limits(&mut coverage, &cycles, &assignment);
+    let patterns = recording_patterns(
+        trace,
+        PatternInputs {
+            links,
+            launches: &launches,
+            coverage: &coverage,
+            steps,
+            captures: &own_captures,
+        },
+    );
+    if patterns.iter().any(|p| p.pattern.loses_eager_work()) {
+        // Eager work is lost too: no share from this trace holds, whatever the replays say.
+        coverage.verdict = Verdict::Incomplete;
+    }
+    (coverage, patterns)
+}
+
+fn note_limits(coverage: &mut ReplayCoverage, cycles: &LaunchCycles, assignment: &GraphAssignment) {
     if cycles.lanes_over_limit > 0 {
         coverage.limits_hit.push(LIMIT_CYCLES);
     }
     if assignment.groups_over_limit {
         coverage.limits_hit.push(LIMIT_GROUPS);
     }
-    coverage
 }
 
 /// Named when a thread launched more than two of the longest cycle searched.

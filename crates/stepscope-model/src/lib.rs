@@ -31,6 +31,7 @@ mod damage;
 mod ids;
 mod metadata;
 mod names;
+pub mod patterns;
 mod runtime_kind;
 mod stats;
 pub mod switches;

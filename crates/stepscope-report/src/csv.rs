@@ -136,6 +136,7 @@ fn evidence_kind(evidence: &EvidenceWire) -> String {
     match evidence {
         EvidenceWire::Capture { .. } => "capture",
         EvidenceWire::StepSlot { .. } => "step_slot",
+        EvidenceWire::PartialSlot { .. } => "partial_slot",
         EvidenceWire::CyclePosition { .. } => "cycle_position",
         EvidenceWire::GraphId { .. } => "graph_id",
         EvidenceWire::Neighbours => "neighbours",

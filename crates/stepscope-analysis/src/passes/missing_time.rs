@@ -42,14 +42,28 @@ pub struct ReplayMissing {
     pub high: Option<Duration>,
 }
 
+/// The idle-time bound on the missing time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum IdleBound {
+    /// No replay may miss nodes.
+    #[default]
+    NotNeeded,
+    /// At most this much.
+    Bounded(Duration),
+    /// Some replay's window has no end in the trace (no work launched after it on its
+    /// stream, no device-wide synchronize): its nodes may have run after the last recorded
+    /// event, as when recording stopped.
+    Unbounded,
+}
+
 /// Missing time over a trace.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct MissingTime {
     /// Per replay (zero for replays with nothing missing).
     pub per_replay: Vec<ReplayMissing>,
-    /// Idle time of the launching threads' streams inside the windows where missing nodes
-    /// ran: a hard upper bound on the total (`None` when no replay may miss nodes).
-    pub idle_bound: Option<Duration>,
+    /// Idle time of the replays' streams inside the windows where missing nodes ran: a
+    /// hard upper bound on the total.
+    pub idle_bound: IdleBound,
     /// Whether some replay's nodes may run on several streams, so idle time was summed
     /// over them.
     pub idle_per_stream: bool,
@@ -202,10 +216,10 @@ pub(crate) fn missing_names(reference: &[NameId], recorded: &[NameId]) -> Vec<Na
 /// of windows. Once any replay may miss nodes, every replay's window counts: a replay judged
 /// complete may have lost the same kernels as another (they then look alike), and the bound
 /// must hold all the same.
-fn idle_bound(trace: &Trace, inputs: MissingInputs<'_>) -> (Option<Duration>, bool) {
+fn idle_bound(trace: &Trace, inputs: MissingInputs<'_>) -> (IdleBound, bool) {
     let launches = &inputs.launches.launches;
     if !inputs.missing.iter().any(|m| m.possible) {
-        return (None, false);
+        return (IdleBound::NotNeeded, false);
     }
     let candidates: Vec<usize> = (0..launches.len()).collect();
     let streams: Vec<Vec<StreamKey>> = candidates
@@ -221,17 +235,18 @@ fn idle_bound(trace: &Trace, inputs: MissingInputs<'_>) -> (Option<Duration>, bo
         let (start, end) = (trace.runtime.start[call], trace.runtime.end(call));
         several |= keys.len() > 1;
         for &key in keys {
-            windows
-                .entry(key)
-                .or_default()
-                .push(idle.window(key, start, end));
+            let (from, until) = idle.window(key, start, end);
+            let Some(until) = until else {
+                return (IdleBound::Unbounded, several);
+            };
+            windows.entry(key).or_default().push((from, until));
         }
     }
     let total = windows
         .into_iter()
         .map(|(key, list)| idle.idle(key, list))
         .sum();
-    (Some(total), several)
+    (IdleBound::Bounded(total), several)
 }
 
 /// A stream no recorded work used: its idle time is its whole window.

@@ -8,6 +8,7 @@ pub mod kernel_categories;
 pub mod launch_cycles;
 pub mod launch_links;
 pub mod missing_time;
+pub mod recording_patterns;
 pub mod replay_coverage;
 pub mod runtime_advice;
 pub mod stage_breakdown;

@@ -19,11 +19,14 @@ use super::content_groups::ContentGroups;
 use super::graph_identity::{Evidence, GraphAssignment, SizeSource, Unverified};
 use super::graph_launches::{GraphLaunches, ReplayDamage};
 use super::launch_links::{LaunchLinks, OrphanCounts};
-use super::missing_time::{MissingNodes, MissingTime};
+use super::missing_time::{IdleBound, MissingNodes, MissingTime};
 use super::steps::Steps;
 use stepscope_model::{Duration, GpuEventKind, RuntimeCallKind, Trace};
 
+mod timing;
 mod totals;
+
+pub use timing::{first_start, overlapping_replays};
 
 pub use totals::{COUNTERS, CounterInfo, CoverageTotals, Range};
 
@@ -98,8 +101,12 @@ pub struct Replay {
     pub status: ReplayStatus,
     /// Kernel order differs from the reference replay's.
     pub order_mismatch: bool,
-    /// Its kernels started after the step following its own had ended on the host.
+    /// Its kernels started after its step ended, and after the next step ended or after
+    /// work launched later onto its stream had finished (see `timing`).
     pub deferred: bool,
+    /// It holds kernels ten times longer and ten times shorter than the same names in its
+    /// graph's other replays: durations paired with other kernels.
+    pub implausible: bool,
     /// Sum of recorded GPU event durations.
     pub recorded_time: Duration,
     /// GPU time of the nodes that were not recorded: at least, estimate, at most.
@@ -147,6 +154,9 @@ pub enum Verdict {
     Unverified,
     /// Some replays lost events to bad data; none is short or empty otherwise.
     Damaged,
+    /// Every replay has its kernels, but some were recorded at the wrong time: after their
+    /// step, or with other kernels' durations.
+    Mistimed,
     /// Some replays are short or empty.
     Incomplete,
 }
@@ -160,6 +170,7 @@ impl Verdict {
             Verdict::Complete => "complete",
             Verdict::Unverified => "unverified",
             Verdict::Damaged => "damaged",
+            Verdict::Mistimed => "mistimed",
             Verdict::Incomplete => "incomplete",
         }
     }
@@ -168,7 +179,7 @@ impl Verdict {
     /// unverified sizes).
     pub fn fails_gate(self, strict: bool) -> bool {
         match self {
-            Verdict::Incomplete | Verdict::Damaged | Verdict::NoEvents => true,
+            Verdict::Incomplete | Verdict::Damaged | Verdict::Mistimed | Verdict::NoEvents => true,
             Verdict::Unverified => strict,
             Verdict::Complete | Verdict::NoReplays => false,
         }
@@ -200,9 +211,11 @@ pub struct ReplayCoverage {
     pub totals: CoverageTotals,
     /// GPU time of everything recorded in the trace (kernels, memcpys, memsets).
     pub recorded_gpu_time: Duration,
-    /// Idle time on the launching threads' streams where missing nodes could have run: the
-    /// hard upper bound of the missing time.
+    /// Idle time on the replays' streams where missing nodes could have run: the hard upper
+    /// bound of the missing time (`None` when not needed or unbounded).
     pub idle_bound: Option<Duration>,
+    /// Some window where missing nodes may have run has no end in the trace.
+    pub idle_unbounded: bool,
     /// Whether that idle time was summed per stream (the streams' work overlapped).
     pub idle_per_stream: bool,
     /// Graph launches made under stream capture (not replays).
@@ -341,6 +354,7 @@ pub fn replay_coverage(
     missing: &MissingTime,
 ) -> ReplayCoverage {
     let launches = &inputs.launches.launches;
+    let (deferred, implausible) = timing::timing_flags(trace, inputs);
     let replays: Vec<Replay> = launches
         .iter()
         .enumerate()
@@ -356,7 +370,8 @@ pub fn replay_coverage(
                 expected,
                 status,
                 order_mismatch: identity.order_mismatch,
-                deferred: is_deferred(trace, inputs, launch.launch as usize, launch.step),
+                deferred: deferred[r],
+                implausible: implausible[r],
                 recorded_time: launch.recorded_time,
                 missing_time: Range {
                     low: time.low,
@@ -372,26 +387,14 @@ pub fn replay_coverage(
     summarise(trace, inputs, replays, missing)
 }
 
-fn summarise(
+fn graph_rows(
     trace: &Trace,
     inputs: CoverageInputs<'_>,
-    replays: Vec<Replay>,
-    missing: &MissingTime,
-) -> ReplayCoverage {
-    let assignment = inputs.assignment;
-    let mut totals = CoverageTotals::default();
-    let mut per_graph = vec![CoverageTotals::default(); assignment.graphs.len()];
-    let mut unknown = CoverageTotals::default();
-    for replay in &replays {
-        totals.add(replay);
-        match replay.graph {
-            Some(g) => per_graph[g].add(replay),
-            None => unknown.add(replay),
-        }
-    }
-    totals.refused_launches = inputs.launches.refused_launches;
-    totals.apply_idle_bound(missing.idle_bound);
-    let mut graphs: Vec<GraphCoverage> = assignment
+    per_graph: Vec<CoverageTotals>,
+    unknown: CoverageTotals,
+) -> Vec<GraphCoverage> {
+    let mut graphs: Vec<GraphCoverage> = inputs
+        .assignment
         .graphs
         .iter()
         .enumerate()
@@ -420,13 +423,40 @@ fn summarise(
             totals: unknown,
         });
     }
+    graphs
+}
+
+fn summarise(
+    trace: &Trace,
+    inputs: CoverageInputs<'_>,
+    replays: Vec<Replay>,
+    missing: &MissingTime,
+) -> ReplayCoverage {
+    let assignment = inputs.assignment;
+    let mut totals = CoverageTotals::default();
+    let mut per_graph = vec![CoverageTotals::default(); assignment.graphs.len()];
+    let mut unknown = CoverageTotals::default();
+    for replay in &replays {
+        totals.add(replay);
+        match replay.graph {
+            Some(g) => per_graph[g].add(replay),
+            None => unknown.add(replay),
+        }
+    }
+    totals.refused_launches = inputs.launches.refused_launches;
+    totals.apply_idle_bound(missing.idle_bound);
+    let graphs = graph_rows(trace, inputs, per_graph, unknown);
     ReplayCoverage {
         verdict: verdict(trace, &totals),
         replays,
         graphs,
         totals,
         recorded_gpu_time: trace.gpu.duration.iter().copied().sum(),
-        idle_bound: missing.idle_bound,
+        idle_bound: match missing.idle_bound {
+            IdleBound::Bounded(bound) => Some(bound),
+            _ => None,
+        },
+        idle_unbounded: missing.idle_bound == IdleBound::Unbounded,
         idle_per_stream: missing.idle_per_stream,
         launches_under_capture: inputs.launches.under_capture,
         refused_launches: inputs.launches.refused_launches,
@@ -446,6 +476,8 @@ fn verdict(trace: &Trace, totals: &CoverageTotals) -> Verdict {
         Verdict::Incomplete
     } else if totals.damaged_replays + totals.refused_launches > 0 {
         Verdict::Damaged
+    } else if totals.deferred_replays + totals.implausible_replays > 0 {
+        Verdict::Mistimed
     } else if totals.unverified_replays > 0 {
         Verdict::Unverified
     } else if totals.replays > 0 {
@@ -455,29 +487,6 @@ fn verdict(trace: &Trace, totals: &CoverageTotals) -> Verdict {
     } else {
         Verdict::NoReplays
     }
-}
-
-fn is_deferred(
-    trace: &Trace,
-    inputs: CoverageInputs<'_>,
-    launch: usize,
-    step: Option<usize>,
-) -> bool {
-    let Some(step) = step else { return false };
-    let steps = &inputs.steps.steps;
-    let Some(next) = steps
-        .get(step + 1)
-        .filter(|n| n.process == steps[step].process)
-    else {
-        return false;
-    };
-    let first_start = inputs
-        .links
-        .launched(launch)
-        .iter()
-        .map(|&r| trace.gpu.start[r as usize])
-        .min();
-    first_start.is_some_and(|start| start > next.end)
 }
 
 fn multi_kernel_launches(trace: &Trace, links: &LaunchLinks) -> Vec<MultiKernelLaunch> {

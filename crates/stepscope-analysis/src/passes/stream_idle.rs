@@ -42,7 +42,9 @@ struct StreamWork {
 #[derive(Debug, Clone, Default)]
 pub struct StreamIdle {
     streams: FxHashMap<StreamKey, StreamWork>,
-    trace_end: Timestamp,
+    /// Device-wide synchronize calls (host start, end), sorted: all work launched before one
+    /// finished before it returned.
+    device_syncs: Vec<(Timestamp, Timestamp)>,
 }
 
 impl StreamIdle {
@@ -93,23 +95,23 @@ impl StreamIdle {
         }
         StreamIdle {
             streams: work,
-            trace_end: trace
-                .time_range()
-                .map_or(Timestamp::from_nanos(0), |(_, end)| end),
+            device_syncs: device_syncs(trace),
         }
     }
 
     /// The window on `stream` of work launched by a call that started at `start` and ended
     /// at `end`: from the call (or the end of work launched on the stream before it, if
-    /// later) until the earliest GPU start of work launched after it.
+    /// later) until the earliest GPU start of work launched after it — or, with none, the
+    /// end of the next device-wide synchronize; `None` as the end when neither exists (the
+    /// work may have run after the last recorded event, when recording had stopped).
     pub fn window(
         &self,
         stream: StreamKey,
         start: Timestamp,
         end: Timestamp,
-    ) -> (Timestamp, Timestamp) {
+    ) -> (Timestamp, Option<Timestamp>) {
         let Some(work) = self.streams.get(&stream) else {
-            return (start, self.trace_end.max(start));
+            return (start, self.synced_after(end).map(|u| u.max(start)));
         };
         let before = work
             .launched
@@ -125,8 +127,14 @@ impl StreamIdle {
             .suffix_min
             .get(after)
             .copied()
-            .unwrap_or(self.trace_end);
-        (from, until.max(from))
+            .or_else(|| self.synced_after(end));
+        (from, until.map(|u| u.max(from)))
+    }
+
+    /// The end of the first device-wide synchronize that starts after `at`.
+    fn synced_after(&self, at: Timestamp) -> Option<Timestamp> {
+        let index = self.device_syncs.partition_point(|&(start, _)| start <= at);
+        self.device_syncs.get(index).map(|&(_, end)| end)
     }
 
     /// The host call (row of `trace.runtime`) whose work closes the window of a call that
@@ -149,14 +157,22 @@ impl StreamIdle {
             None => windows.iter().map(|(s, e)| *e - *s).sum(),
         }
     }
+}
 
-    /// Idle time inside the windows of one launch on each of `streams`, summed.
-    pub fn launch_idle(&self, streams: &[StreamKey], start: Timestamp, end: Timestamp) -> Duration {
-        streams
-            .iter()
-            .map(|&s| self.idle(s, vec![self.window(s, start, end)]))
-            .sum()
-    }
+/// Device-wide synchronize calls (`cudaDeviceSynchronize`, `hipDeviceSynchronize`,
+/// `cuCtxSynchronize`), sorted by start.
+fn device_syncs(trace: &Trace) -> Vec<(Timestamp, Timestamp)> {
+    let runtime = &trace.runtime;
+    let mut syncs: Vec<(Timestamp, Timestamp)> = (0..runtime.len())
+        .filter(|&r| runtime.kind[r] == stepscope_model::RuntimeCallKind::Synchronize)
+        .filter(|&r| {
+            let name = trace.name(runtime.name[r]);
+            name.contains("DeviceSynchronize") || name.contains("CtxSynchronize")
+        })
+        .map(|r| (runtime.start[r], runtime.end(r)))
+        .collect();
+    syncs.sort_unstable();
+    syncs
 }
 
 /// Sorts and merges overlapping intervals.

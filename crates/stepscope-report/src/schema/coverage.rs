@@ -7,10 +7,12 @@ use serde::Serialize;
 use serde::ser::SerializeMap;
 use stepscope_analysis::TraceAnalysis;
 use stepscope_analysis::passes::graph_identity::{Evidence, SizeSource, Unverified};
+use stepscope_analysis::passes::recording_patterns::PatternDetail;
 use stepscope_analysis::passes::replay_coverage::{
     COUNTERS, CoverageTotals, GraphCoverage, Replay, ReplayCoverage, ReplayStatus,
 };
 use stepscope_model::Trace;
+use stepscope_model::patterns::cures;
 
 /// Findings listed per file at most; counts always cover all of them.
 pub const MAX_FINDINGS: usize = 200;
@@ -36,6 +38,9 @@ pub struct Coverage {
     pub missing_basis: Vec<&'static str>,
     /// Idle time of the launching threads' streams where missing nodes could have run.
     pub idle_bound_us: Option<f64>,
+    /// Some window where missing nodes may have run has no end in the trace: the missing
+    /// time has no upper bound.
+    pub idle_unbounded: bool,
     /// Graph launches under stream capture (not replays).
     pub launches_under_capture: u32,
     /// Kernels whose correlation matches no host call.
@@ -54,8 +59,94 @@ pub struct Coverage {
     pub capture_matches: u32,
     /// Per graph.
     pub graphs: Vec<Graph>,
+    /// How the profile lost replays, each with its cures.
+    pub patterns: Vec<PatternWire>,
     /// Problem replays (at most [`MAX_FINDINGS`]).
     pub findings: Vec<Finding>,
+}
+
+/// A recording pattern found.
+#[derive(Debug, Clone, Serialize)]
+pub struct PatternWire {
+    /// `no_gpu_events`, `recording_stopped`, `partial_replays`, `empty_replays`,
+    /// `kernels_after_step` or `implausible_durations`.
+    pub pattern: &'static str,
+    /// What it looks like.
+    pub description: &'static str,
+    /// Replays it explains.
+    pub replays: u32,
+    /// Their numbers (the first [`MAX_FINDINGS`]).
+    pub replay_list: Vec<usize>,
+    /// What was seen.
+    #[serde(flatten)]
+    pub detail: PatternDetailWire,
+    /// Share of the GPU time its replays account for, at least: for lost kernels, their
+    /// missing time over recorded + missing; for mistimed kernels, their recorded time over
+    /// all recorded GPU time.
+    pub gpu_share_low: f64,
+    /// At most.
+    pub gpu_share_high: f64,
+    /// What cures it on this platform.
+    pub cures: Vec<CureWire>,
+}
+
+/// What was seen, per pattern.
+#[derive(Debug, Clone, Serialize)]
+#[serde(untagged)]
+pub enum PatternDetailWire {
+    /// `empty_replays`.
+    Empty {
+        /// Replays without a kernel.
+        empty: u32,
+    },
+    /// `partial_replays`.
+    Partial {
+        /// Smallest share of its expected nodes a short replay kept.
+        kept_low: f64,
+        /// Largest.
+        kept_high: f64,
+        /// Of them, replays at slots whose replays each kept a different part.
+        in_partial_slots: u32,
+    },
+    /// `recording_stopped`.
+    Stopped {
+        /// Host start of the last eager launch with GPU work.
+        last_launch_with_work_us: f64,
+        /// End of the last recorded GPU event.
+        last_gpu_end_us: f64,
+        /// Eager launches after it, none with GPU work.
+        eager_after: u32,
+        /// Graph replays the stop explains (empty after it, or cut off midway).
+        graph_after: u32,
+        /// Share of the host's launch span after it.
+        window_after: f64,
+    },
+    /// `no_gpu_events`.
+    NoGpu {
+        /// Launches in the trace.
+        launches: u32,
+    },
+    /// `kernels_after_step`.
+    AfterStep {
+        /// Replays whose kernels started after the last step of their process ended.
+        after_last_step: u32,
+    },
+    /// `implausible_durations`.
+    Implausible {
+        /// Graphs the replays belong to.
+        graphs: u32,
+    },
+}
+
+/// One cure.
+#[derive(Debug, Clone, Serialize)]
+pub struct CureWire {
+    /// What to do.
+    pub action: &'static str,
+    /// Whether this project measured it on a GPU (else reported in `sources`).
+    pub measured: bool,
+    /// Where it is reported.
+    pub sources: &'static str,
 }
 
 /// Replay counts, ratios and ranges; the counters come from the analysis's one list.
@@ -178,6 +269,20 @@ pub enum EvidenceWire {
         /// Other steps whose replay there recorded the graph.
         other_steps: u32,
     },
+    /// The same launch slot in other steps, whose replays each recorded a different part of
+    /// one graph.
+    PartialSlot {
+        /// The steps' label key.
+        slot: String,
+        /// 1-based position among its thread's launches in its step.
+        position: u32,
+        /// Launches of its thread in its step.
+        launches: u32,
+        /// Replays recorded at the slot.
+        recorded: u32,
+        /// Nodes in the union of what they recorded.
+        union_nodes: u32,
+    },
     /// The same phase of its thread's launch cycle.
     CyclePosition {
         /// Launches per cycle.
@@ -227,6 +332,19 @@ impl EvidenceWire {
                 launches,
                 other_steps,
             },
+            Evidence::PartialSlot {
+                slot,
+                position,
+                launches,
+                recorded,
+                union_nodes,
+            } => EvidenceWire::PartialSlot {
+                slot: text(slot_labels.get(slot as usize).map_or("", String::as_str)),
+                position: position + 1,
+                launches,
+                recorded,
+                union_nodes,
+            },
             Evidence::CyclePosition {
                 period,
                 phase,
@@ -263,6 +381,15 @@ impl EvidenceWire {
             } => format!(
                 "launch {position} of {launches} in its step ({slot}); that slot holds the graph in {}",
                 count(*other_steps, "other step")
+            ),
+            EvidenceWire::PartialSlot {
+                slot,
+                position,
+                launches,
+                recorded,
+                union_nodes,
+            } => format!(
+                "launch {position} of {launches} in its step ({slot}); the {recorded} replays recorded at that slot each hold a different part of one graph of at least {union_nodes} nodes (their union)"
             ),
             EvidenceWire::CyclePosition {
                 period,
@@ -354,8 +481,8 @@ pub const HOW_TO_SETTLE: &str = "pass the capture trace recorded while the serve
 /// A replay with a problem, or whose completeness is unproven.
 #[derive(Debug, Clone, Serialize)]
 pub struct Finding {
-    /// `ReplayWithoutKernels`, `ShortReplay`, `DamagedReplay`, `UnverifiedReplay`,
-    /// `ReplayOrderMismatch` or `DeferredKernelBurst`.
+    /// `ReplayWithoutKernels`, `ShortReplay`, `DamagedReplay`, `DeferredKernelBurst`,
+    /// `ImplausibleDurations`, `UnverifiedReplay` or `ReplayOrderMismatch`.
     pub kind: &'static str,
     /// Replay number (0-based, launch order).
     pub replay: usize,
@@ -384,13 +511,14 @@ pub struct Finding {
 }
 
 /// The finding kinds, in report order.
-pub const FINDING_KINDS: [&str; 6] = [
+pub const FINDING_KINDS: [&str; 7] = [
     "ReplayWithoutKernels",
     "ShortReplay",
     "DamagedReplay",
+    "DeferredKernelBurst",
+    "ImplausibleDurations",
     "UnverifiedReplay",
     "ReplayOrderMismatch",
-    "DeferredKernelBurst",
 ];
 
 fn finding_kind(replay: &Replay) -> Option<&'static str> {
@@ -398,9 +526,10 @@ fn finding_kind(replay: &Replay) -> Option<&'static str> {
         ReplayStatus::Empty => Some("ReplayWithoutKernels"),
         ReplayStatus::Short => Some("ShortReplay"),
         ReplayStatus::Damaged => Some("DamagedReplay"),
+        _ if replay.deferred => Some("DeferredKernelBurst"),
+        _ if replay.implausible => Some("ImplausibleDurations"),
         ReplayStatus::Unverified => Some("UnverifiedReplay"),
         ReplayStatus::Complete if replay.order_mismatch => Some("ReplayOrderMismatch"),
-        ReplayStatus::Complete if replay.deferred => Some("DeferredKernelBurst"),
         ReplayStatus::Complete => None,
     }
 }
@@ -446,7 +575,9 @@ fn missing_basis(c: &ReplayCoverage) -> Vec<&'static str> {
     if t.unknown_graph_replays > 0 && t.missing_time.estimate.is_none() {
         basis.push("replays of unknown graph: nothing missing is certain, no estimate");
     }
-    if c.idle_bound.is_some() {
+    if c.idle_unbounded {
+        basis.push("at most: no bound: some replay's window has no end in the trace (nothing launched after it on its stream, no device-wide synchronize), so its nodes may have run after the last recorded event");
+    } else if c.idle_bound.is_some() {
         basis.push(if c.idle_per_stream {
             "at most: the idle time of the replays' GPU streams between each launch that may miss nodes and the next work launched on them, summed over the several streams a replay may run on"
         } else {
@@ -469,6 +600,7 @@ pub fn coverage(trace: &Trace, analysis: &TraceAnalysis) -> Coverage {
         missing_share_high: share.high.unwrap_or(1.0),
         missing_basis: missing_basis(c),
         idle_bound_us: c.idle_bound.map(micros),
+        idle_unbounded: c.idle_unbounded,
         launches_under_capture: c.launches_under_capture,
         orphan_kernels: c.orphans.kernels,
         orphan_transfers: c.orphans.transfers,
@@ -486,7 +618,66 @@ pub fn coverage(trace: &Trace, analysis: &TraceAnalysis) -> Coverage {
         limits_hit: c.limits_hit.clone(),
         capture_matches: c.capture_matches,
         graphs: c.graphs.iter().map(graph).collect(),
+        patterns: patterns(trace, analysis),
         findings: findings(trace, analysis),
+    }
+}
+
+fn patterns(trace: &Trace, analysis: &TraceAnalysis) -> Vec<PatternWire> {
+    let platform = trace.metadata.platform();
+    analysis
+        .patterns
+        .iter()
+        .map(|p| PatternWire {
+            pattern: p.pattern.as_str(),
+            description: p.pattern.description(),
+            replays: p.replays.len() as u32,
+            replay_list: p.replays.iter().copied().take(MAX_FINDINGS).collect(),
+            detail: detail(&p.detail),
+            gpu_share_low: p.gpu_share.0,
+            gpu_share_high: p.gpu_share.1,
+            cures: cures(p.pattern, platform)
+                .into_iter()
+                .map(|c| CureWire {
+                    action: c.action,
+                    measured: c.measured,
+                    sources: c.sources,
+                })
+                .collect(),
+        })
+        .collect()
+}
+
+fn detail(detail: &PatternDetail) -> PatternDetailWire {
+    match *detail {
+        PatternDetail::EmptyReplays { empty } => PatternDetailWire::Empty { empty },
+        PatternDetail::PartialReplays {
+            kept_low,
+            kept_high,
+            in_partial_slots,
+        } => PatternDetailWire::Partial {
+            kept_low,
+            kept_high,
+            in_partial_slots,
+        },
+        PatternDetail::RecordingStopped {
+            last_launch_with_work,
+            last_gpu_end,
+            eager_after,
+            graph_after,
+            window_after,
+        } => PatternDetailWire::Stopped {
+            last_launch_with_work_us: last_launch_with_work.as_micros_f64(),
+            last_gpu_end_us: last_gpu_end.as_micros_f64(),
+            eager_after,
+            graph_after,
+            window_after,
+        },
+        PatternDetail::NoGpuEvents { launches } => PatternDetailWire::NoGpu { launches },
+        PatternDetail::KernelsAfterStep { after_last_step } => {
+            PatternDetailWire::AfterStep { after_last_step }
+        }
+        PatternDetail::ImplausibleDurations { graphs } => PatternDetailWire::Implausible { graphs },
     }
 }
 
@@ -503,6 +694,7 @@ fn graph(g: &GraphCoverage) -> Graph {
             Some(SizeSource::Repeated(_)) => "repeated",
             Some(SizeSource::Single) => "single_replay",
             Some(SizeSource::Largest(_)) => "largest_replay",
+            Some(SizeSource::Union(_)) => "union_of_parts",
             None => "unknown",
         },
         reference_time_us: micros(g.reference_time),

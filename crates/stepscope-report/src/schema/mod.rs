@@ -9,8 +9,9 @@
 mod coverage;
 
 pub use coverage::{
-    Coverage, CoverageNumbers, EvidenceWire, FINDING_KINDS, Finding, Graph, HOW_TO_SETTLE,
-    MAX_FINDINGS, MultiKernel, UnverifiedWire, count,
+    Coverage, CoverageNumbers, CureWire, EvidenceWire, FINDING_KINDS, Finding, Graph,
+    HOW_TO_SETTLE, MAX_FINDINGS, MultiKernel, PatternDetailWire, PatternWire, UnverifiedWire,
+    count,
 };
 
 use serde::Serialize;
@@ -20,6 +21,7 @@ use stepscope_analysis::passes::runtime_advice::RuntimeAdvice;
 use stepscope_analysis::passes::stage_breakdown::{
     AssignmentMethod, StageBreakdown, StageSummary, TimeRow,
 };
+use stepscope_model::patterns::RecordingPattern;
 use stepscope_model::switches::{CUDA_MISSING_KERNELS_NOTE, CUDA_NOTE, SwitchAdvice};
 use stepscope_model::{DamageKind, Duration, GpuEventKind, Trace};
 
@@ -405,7 +407,7 @@ impl FileReport {
             import: import(trace),
             damage: damage(trace, analysis),
             replay_coverage: coverage::coverage(trace, analysis),
-            advice: advice(&analysis.advice, analysis.coverage.verdict),
+            advice: advice(&analysis.advice, empty_replays(analysis)),
             steps: StepNumbers {
                 framework: analysis.steps.framework.map(|f| f.as_str()),
                 counts: analysis
@@ -525,17 +527,30 @@ fn runtime_text(advice: &RuntimeAdvice) -> String {
     }
 }
 
-fn advice(advice: &RuntimeAdvice, verdict: Verdict) -> Advice {
+/// Whether whole replays went unrecorded for no other reason found (the symptom the
+/// runtime switches cure), or the verdict is damage.
+fn empty_replays(analysis: &TraceAnalysis) -> Option<bool> {
+    if analysis.coverage.verdict == Verdict::Damaged {
+        return None;
+    }
+    Some(
+        analysis
+            .patterns
+            .iter()
+            .any(|p| p.pattern == RecordingPattern::EmptyReplays),
+    )
+}
+
+fn advice(advice: &RuntimeAdvice, symptom: Option<bool>) -> Advice {
     let runtime = runtime_text(advice);
-    let symptom = verdict == Verdict::Incomplete;
-    if verdict == Verdict::Damaged {
+    let Some(symptom) = symptom else {
         return Advice {
             runtime,
             applies: false,
             switches: Vec::new(),
             reason: "the trace holds bad data (see damage): that is damage in the file, not a runtime symptom, and no switch repairs it; re-export or re-record the trace".to_owned(),
         };
-    }
+    };
     let (switch_advice, cuda) = match advice {
         RuntimeAdvice::Hip { advice, .. } | RuntimeAdvice::AmdDevices { advice } => {
             (Some(advice.clone()), false)

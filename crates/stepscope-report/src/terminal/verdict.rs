@@ -3,7 +3,7 @@
 use super::{TerminalOptions, count, new_table, percent, right_align, truncate_middle};
 use crate::schema::{
     Advice, Coverage, CoverageNumbers, FINDING_KINDS, FileReport, Finding, Graph, HOW_TO_SETTLE,
-    MAX_FINDINGS, UnverifiedWire,
+    MAX_FINDINGS, PatternDetailWire, PatternWire, UnverifiedWire,
 };
 use comfy_table::Table;
 use owo_colors::OwoColorize;
@@ -22,7 +22,9 @@ pub fn verdict_word(verdict: &str, options: &TerminalOptions) -> String {
     }
     match verdict {
         "complete" => word.green().bold().to_string(),
-        "incomplete" | "damaged" | "no-events" | "unreadable" => word.red().bold().to_string(),
+        "incomplete" | "damaged" | "mistimed" | "no-events" | "unreadable" => {
+            word.red().bold().to_string()
+        }
         _ => word.yellow().bold().to_string(),
     }
 }
@@ -56,14 +58,9 @@ pub fn render_verdict(out: &mut String, file: &FileReport, options: &TerminalOpt
     let word = verdict_word(coverage.verdict, options);
     let replays = n.get("replays");
     let _ = match coverage.verdict {
-        "no-events" => writeln!(
-            out,
-            "replay coverage: {word} — the trace holds no events: nothing was recorded, or this is not the file you meant"
-        ),
-        "no-replays" => writeln!(
-            out,
-            "replay coverage: {word} — the trace has no graph launches; nothing to check"
-        ),
+        "no-events" | "no-replays" | "mistimed" => {
+            writeln!(out, "{}", rare_headline(n, coverage.verdict, &word))
+        }
         "complete" => writeln!(
             out,
             "replay coverage: {word} — kernels of {} recorded ({} nodes){}; every graph's size corroborated",
@@ -87,6 +84,15 @@ pub fn render_verdict(out: &mut String, file: &FileReport, options: &TerminalOpt
             "replay coverage: {word} — {} of {replays} replays lost GPU events to bad data in the file (see damage below): not a runtime symptom, and no switch repairs it",
             n.get("damaged_replays")
         ),
+        "incomplete" if n.get("short_replays") + n.get("empty_replays") == 0 => writeln!(
+            out,
+            "replay coverage: {word} — GPU events are missing beyond the replays (see the pattern below): per-op shares from this trace do not hold; {}",
+            if replays == 0 {
+                "no graph replays".to_owned()
+            } else {
+                format!("kernels of {} recorded", all_replays(replays))
+            }
+        ),
         _ => writeln!(
             out,
             "replay coverage: {word} — kernels of {} of {} recorded ({}); {} short, {} empty{}; completeness {}",
@@ -100,10 +106,110 @@ pub fn render_verdict(out: &mut String, file: &FileReport, options: &TerminalOpt
         ),
     };
     render_missing(out, coverage);
-    if coverage.verdict == "incomplete" {
+    render_patterns(out, coverage);
+    if file.advice.applies {
         render_advice(out, &file.advice);
     }
     render_also(out, file);
+}
+
+/// The headline of the verdicts with nothing to count, or few.
+fn rare_headline(n: &CoverageNumbers, verdict: &str, word: &str) -> String {
+    match verdict {
+        "no-events" => format!(
+            "replay coverage: {word} — the trace holds no events: nothing was recorded, or this is not the file you meant"
+        ),
+        "no-replays" => {
+            format!("replay coverage: {word} — the trace has no graph launches; nothing to check")
+        }
+        _ => format!(
+            "replay coverage: {word} — kernels of {} recorded ({} nodes), but {} with wrong timings (after their step, or other kernels' durations): their per-step and per-op times cannot be trusted",
+            all_replays(n.get("replays")),
+            n.get("recorded_nodes"),
+            count(
+                (n.get("deferred_replays") + n.get("implausible_replays")) as u32,
+                "replay"
+            )
+        ),
+    }
+}
+
+fn render_patterns(out: &mut String, coverage: &Coverage) {
+    for pattern in &coverage.patterns {
+        let share = share_range(pattern.gpu_share_low, None, pattern.gpu_share_high);
+        let _ = writeln!(
+            out,
+            "  pattern {}: {}; its replays: {share} of the GPU time",
+            pattern.pattern,
+            pattern_seen(pattern)
+        );
+        for cure in &pattern.cures {
+            let how = if cure.measured {
+                "measured"
+            } else {
+                "reported"
+            };
+            let sources = if cure.sources.is_empty() {
+                String::new()
+            } else {
+                format!(": {}", cure.sources)
+            };
+            let _ = writeln!(out, "    cure: {} [{how}{sources}]", cure.action);
+        }
+    }
+}
+
+/// What was seen of a pattern, in words.
+fn pattern_seen(pattern: &PatternWire) -> String {
+    match &pattern.detail {
+        PatternDetailWire::Empty { empty } => {
+            format!(
+                "{} recorded no kernel while the eager work around them did",
+                count(*empty, "replay")
+            )
+        }
+        PatternDetailWire::Partial {
+            kept_low,
+            kept_high,
+            in_partial_slots,
+        } => {
+            let slots = if *in_partial_slots > 0 {
+                format!(
+                    "; {in_partial_slots} of them at launch slots whose replays each kept a different part"
+                )
+            } else {
+                String::new()
+            };
+            format!(
+                "{} kept {} of their graph's nodes{slots}",
+                count(pattern.replays, "replay"),
+                share_range(*kept_low, None, *kept_high).trim_start_matches("≈ ")
+            )
+        }
+        PatternDetailWire::Stopped {
+            eager_after,
+            graph_after,
+            window_after,
+            ..
+        } => format!(
+            "GPU events stop while the host goes on: {} without GPU work and {} that lost theirs, at the end of the window ({} of the launch span)",
+            count(*eager_after, "eager launch"),
+            count(*graph_after, "graph launch"),
+            percent(*window_after)
+        ),
+        PatternDetailWire::NoGpu { launches } => {
+            format!("{} and not a single GPU event", count(*launches, "launch"))
+        }
+        PatternDetailWire::AfterStep { after_last_step } => format!(
+            "{} recorded after their step ended, later than their stream allows ({after_last_step} after the last step marker)",
+            count(pattern.replays, "replay")
+        ),
+        PatternDetailWire::Implausible { graphs } => format!(
+            "{} in {} hold kernels ten times longer and ten times shorter than the same kernels in the graph's other replays: durations paired with other kernels",
+            count(pattern.replays, "replay"),
+            count(*graphs, "graph")
+        ),
+    }
 }
 
 /// `all 25 graph replays`, `the one graph replay`.
@@ -194,7 +300,7 @@ fn render_also(out: &mut String, file: &FileReport) {
     if mismatches > 0 || deferred > 0 {
         let _ = writeln!(
             out,
-            "  also: {} out of capture order, {} whose kernels arrived after the next step ended",
+            "  also: {} out of capture order, {} whose kernels were recorded after their step",
             count(mismatches as u32, "replay"),
             count(deferred as u32, "replay")
         );

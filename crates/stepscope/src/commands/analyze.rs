@@ -280,10 +280,15 @@ pub fn outcome(document: &Document, settings: &AnalyzeSettings) -> Outcome {
         return Outcome::InputError;
     }
     let fails = |word: &str| {
-        [Verdict::Incomplete, Verdict::Damaged, Verdict::Unverified]
-            .into_iter()
-            .find(|v| v.as_str() == word)
-            .is_some_and(|v| v.fails_gate(settings.strict))
+        [
+            Verdict::Incomplete,
+            Verdict::Damaged,
+            Verdict::Mistimed,
+            Verdict::Unverified,
+        ]
+        .into_iter()
+        .find(|v| v.as_str() == word)
+        .is_some_and(|v| v.fails_gate(settings.strict))
     };
     if document.partial || verdicts.clone().any(fails) {
         Outcome::VerdictFailed

@@ -141,12 +141,17 @@ fn the_doc_states_the_schema_version_the_binary_writes() {
         "complete",
         "unverified",
         "damaged",
+        "mistimed",
         "incomplete",
         "no-replays",
         "no-events",
         "unreadable",
     ] {
         assert!(text.contains(&format!("`{verdict}`")), "verdict {verdict}");
+    }
+    for pattern in stepscope_model::patterns::RecordingPattern::ALL {
+        let name = pattern.as_str();
+        assert!(text.contains(&format!("`{name}`")), "pattern {name}");
     }
     for kind in stepscope_report::schema::FINDING_KINDS {
         assert!(text.contains(&format!("`{kind}`")), "finding kind {kind}");
@@ -161,6 +166,7 @@ fn the_doc_states_the_schema_version_the_binary_writes() {
     for evidence in [
         "capture",
         "step_slot",
+        "partial_slot",
         "cycle_position",
         "graph_id",
         "neighbours",

@@ -48,7 +48,12 @@ pub fn idle_verdicts(
     if groups.len() > super::MAX_GROUPS {
         return FxHashMap::default();
     }
-    let references: FxHashSet<usize> = graph_group.iter().flatten().copied().collect();
+    let references: FxHashSet<usize> = graph_group
+        .iter()
+        .flatten()
+        .copied()
+        .filter(|&g| g < groups.len())
+        .collect();
     let candidates: Vec<(usize, usize)> = (0..graph_group.len())
         .filter(|&r| !evidence_given[r])
         .filter_map(|r| {
@@ -117,24 +122,21 @@ impl<'a> Gaps<'a> {
     /// Idle time on the replay's streams from its first recorded node to the start of the
     /// next work launched after it there: the gap before its first node may hold the work
     /// of replays launched before it that recorded nothing, so it is left out.
-    fn window_idle(&self, r: usize) -> Duration {
+    fn window_idle(&self, r: usize) -> Option<Duration> {
         let call = self.context.inputs.launches.launches[r].launch as usize;
         let runtime = &self.trace.runtime;
-        let Some(first) = self
+        let first = self
             .rows(r)
             .iter()
             .map(|&row| self.trace.gpu.start[row as usize])
-            .min()
-        else {
-            return Duration::ZERO;
-        };
+            .min()?;
         self.streams(r)
             .iter()
             .map(|&stream| {
                 let (_, until) = self
                     .idle
                     .window(stream, runtime.start[call], runtime.end(call));
-                self.idle.idle(stream, vec![(first, until.max(first))])
+                Some(self.idle.idle(stream, vec![(first, until?.max(first))]))
             })
             .sum()
     }
@@ -211,7 +213,7 @@ impl<'a> Gaps<'a> {
         if needed <= Duration::ZERO {
             return None;
         }
-        let idle = self.window_idle(r);
+        let idle = self.window_idle(r)?;
         if idle < needed {
             return Some(IdleVerdict::NoRoom);
         }
@@ -221,7 +223,7 @@ impl<'a> Gaps<'a> {
         let mut typical: Vec<Duration> = self.context.groups().groups[h]
             .members
             .iter()
-            .map(|&m| self.window_idle(m))
+            .filter_map(|&m| self.window_idle(m))
             .collect();
         typical.sort_unstable();
         let median = *typical.get(typical.len() / 2)?;

@@ -30,7 +30,7 @@ use super::graph_launches::GraphLaunches;
 use super::launch_cycles::LaunchCycles;
 use super::launch_links::LaunchLinks;
 use super::steps::Steps;
-use classes::{Class, Classes};
+use classes::{Class, Classes, PartialSlot, partial_slots};
 use idle_gap::IdleVerdict;
 use rustc_hash::FxHashMap;
 use rustc_hash::FxHashSet;
@@ -58,6 +58,20 @@ pub enum Evidence {
         launches: u32,
         /// Other steps whose replay at this slot recorded the graph.
         other_steps: u32,
+    },
+    /// The other steps' replays at its launch slot each recorded a different part of one
+    /// graph (none holds the others): their union is the graph's size, at least.
+    PartialSlot {
+        /// Index into [`GraphLaunches::slots`] (its label).
+        slot: u32,
+        /// 0-based position among its lane's launches in its step.
+        position: u32,
+        /// Launches of its lane in its step.
+        launches: u32,
+        /// Replays recorded at this slot.
+        recorded: u32,
+        /// Nodes in the union of what they recorded.
+        union_nodes: u32,
     },
     /// The same phase of its thread's repeating cycle of launches holds the graph.
     CyclePosition {
@@ -138,6 +152,9 @@ pub enum SizeSource {
     /// the graph's replays recorded less: losses happen in this graph, so the largest may be
     /// short too — a lower bound.
     Largest(u32),
+    /// The union of what this many replays at one launch slot recorded, each a different
+    /// part: a lower bound.
+    Union(u32),
 }
 
 /// One graph.
@@ -211,18 +228,24 @@ pub struct IdentityInputs<'a> {
     pub own_captures: &'a [CapturedGraph],
     /// Captured graphs from `--capture`.
     pub capture: &'a [CapturedGraph],
+    /// Replays whose kernels overlap on a stream: their durations are wrong, so their idle
+    /// gaps are no evidence.
+    pub overlapping: &'a [bool],
 }
 
 /// Assigns every replay to a graph.
 pub fn assign_graphs(trace: &Trace, inputs: IdentityInputs<'_>) -> GraphAssignment {
     let classes = Classes::new(inputs.launches, inputs.groups, inputs.cycles);
-    let base = base_graphs(inputs.groups);
+    let partials = partial_slots(&classes, inputs.groups, inputs.launches);
+    let mut base = base_graphs(inputs.groups);
+    base.extend(inputs.groups.len()..inputs.groups.len() + partials.len());
     let context = Context {
         inputs,
         classes: &classes,
         base: &base,
         near: nearest_recorded(inputs.launches, inputs.groups),
         contained: contained_groups(inputs.groups),
+        partials,
     };
     let mut identity: Vec<ReplayIdentity> =
         vec![ReplayIdentity::default(); inputs.launches.launches.len()];
@@ -234,7 +257,11 @@ pub fn assign_graphs(trace: &Trace, inputs: IdentityInputs<'_>) -> GraphAssignme
             identity[r].evidence = evidence;
         }
     }
-    let given: Vec<bool> = identity.iter().map(|i| i.evidence.is_some()).collect();
+    let given: Vec<bool> = identity
+        .iter()
+        .zip(inputs.overlapping)
+        .map(|(i, &overlap)| i.evidence.is_some() || overlap)
+        .collect();
     let mut no_room = FxHashSet::default();
     for (r, verdict) in idle_gap::idle_verdicts(trace, &context, &graph_group, &given) {
         match verdict {
@@ -298,6 +325,9 @@ struct Context<'a> {
     /// Per content group, whether its work is a strict part of another group's: its own
     /// repetition then proves little (replays that lost the same kernels look alike).
     contained: Vec<bool>,
+    /// Slots whose replays each recorded a different part of one graph; graph references
+    /// from `groups.len()` on stand for them.
+    partials: Vec<PartialSlot>,
 }
 
 /// The most groups compared pairwise to find groups contained in others.
@@ -376,8 +406,13 @@ impl Context<'_> {
             };
             return Some((own, Some(evidence)));
         }
-        let is_bigger =
-            |(largest, _): (usize, u32)| groups.relation(group, largest) == Relation::Inside;
+        let is_bigger = |(largest, _): (usize, u32)| {
+            if largest >= groups.len() {
+                // Every member of a partial slot is part of its union.
+                return groups.groups[group].size < self.reference_size(largest);
+            }
+            groups.relation(group, largest) == Relation::Inside
+        };
         if let Some((largest, evidence)) = self.slot_view(r).filter(|(seen, _)| is_bigger(*seen)) {
             return Some((self.base[largest.0], Some(evidence)));
         }
@@ -395,6 +430,17 @@ impl Context<'_> {
         let slot = launch.slot?;
         let (position, launches) = launch.position?;
         let class: &Class = self.classes.by_slot.get(&slot)?;
+        if let Some(index) = self.partials.iter().position(|p| p.slot == slot) {
+            let partial = &self.partials[index];
+            let evidence = Evidence::PartialSlot {
+                slot,
+                position,
+                launches,
+                recorded: partial.members,
+                union_nodes: partial.union.len() as u32,
+            };
+            return Some(((self.groups().len() + index, partial.members), evidence));
+        }
         let seen = class.seen_by(self.groups().group_of[r])?;
         let evidence = Evidence::StepSlot {
             slot,
@@ -403,6 +449,14 @@ impl Context<'_> {
             other_steps: seen.1,
         };
         Some((seen, evidence))
+    }
+
+    /// Nodes of a graph reference: a content group's size, or a partial slot's union.
+    fn reference_size(&self, reference: usize) -> u32 {
+        match reference.checked_sub(self.groups().len()) {
+            Some(index) => self.partials[index].union.len() as u32,
+            None => self.groups().groups[reference].size,
+        }
     }
 
     /// What the replay's phase in its lane's cycle holds in other cycles, with the evidence.
@@ -512,7 +566,10 @@ fn build_graphs(
             continue;
         };
         let def = &graphs[graph];
-        id.order_mismatch = if group == def.reference_group {
+        id.order_mismatch = if matches!(def.size_source, SizeSource::Union(_)) {
+            // A union has no recorded order to compare with.
+            false
+        } else if group == def.reference_group {
             launches[r].sequence != def.reference
         } else {
             !is_subsequence(&launches[r].sequence, &def.reference)
@@ -576,6 +633,12 @@ fn recorded_per_graph(
 /// A graph's definition, and whether its size came from `--capture`.
 fn graph_def(trace: &Trace, context: &Context<'_>, reference: usize) -> (GraphDef, bool) {
     let groups = context.groups();
+    if let Some(index) = reference.checked_sub(groups.len()) {
+        return (
+            union_def(context, reference, &context.partials[index]),
+            false,
+        );
+    }
     let group = &groups.groups[reference];
     let sequence = context.inputs.launches.launches[group.reference]
         .sequence
@@ -605,6 +668,29 @@ fn graph_def(trace: &Trace, context: &Context<'_>, reference: usize) -> (GraphDe
     (def, external.is_some_and(|n| n >= size))
 }
 
+/// The graph of a partial slot: its union, a lower bound.
+fn union_def(context: &Context<'_>, reference: usize, partial: &PartialSlot) -> GraphDef {
+    let launches = &context.inputs.launches.launches;
+    let reference_replay = (0..launches.len())
+        .filter(|&r| {
+            launches[r].slot == Some(partial.slot) && context.groups().group_of[r].is_some()
+        })
+        .max_by_key(|&r| launches[r].sequence.len())
+        .unwrap_or(0);
+    let size = partial.union.len() as u32;
+    GraphDef {
+        graph_id: None,
+        reference_group: reference,
+        reference_replay,
+        reference: partial.union.clone(),
+        recorded_size: size,
+        expected_nodes: size,
+        expected_low: size,
+        expected_high: None,
+        size_source: SizeSource::Union(partial.members),
+    }
+}
+
 /// Marks complete replays whose graph's size rests on themselves alone.
 fn mark_unverified(
     context: &Context<'_>,
@@ -616,7 +702,11 @@ fn mark_unverified(
     let groups = context.groups();
     // Reference groups of the graphs replays were given, biggest first.
     let recorded = recorded_per_graph(context, identity, graphs.len());
-    let mut references: Vec<(usize, usize)> = numbering.iter().map(|(&g, &n)| (g, n)).collect();
+    let mut references: Vec<(usize, usize)> = numbering
+        .iter()
+        .filter(|(g, _)| **g < groups.len())
+        .map(|(&g, &n)| (g, n))
+        .collect();
     references.sort_by_key(|&(g, n)| (std::cmp::Reverse(groups.groups[g].size), n));
     for (r, id) in identity.iter_mut().enumerate() {
         let (Some(graph), Some(group)) = (id.graph, groups.group_of[r]) else {

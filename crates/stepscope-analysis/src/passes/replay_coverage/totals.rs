@@ -5,6 +5,7 @@
 //! counter added here appears everywhere and cannot be forgotten in one place.
 
 use super::{Replay, ReplayStatus};
+use crate::passes::missing_time::IdleBound;
 use stepscope_model::Duration;
 
 /// A quantity known only within bounds: at least `low`, at most `high` (`None`: no upper
@@ -40,8 +41,10 @@ pub struct CoverageTotals {
     pub unknown_graph_replays: u32,
     /// Replays whose order differs from the reference.
     pub order_mismatches: u32,
-    /// Replays whose kernels arrived after the next step ended.
+    /// Replays whose kernels were recorded after their step (see `timing`).
     pub deferred_replays: u32,
+    /// Replays holding other kernels' durations.
+    pub implausible_replays: u32,
     /// Graph launch calls refused for bad data (replays that could not be placed).
     pub refused_launches: u32,
     /// Recorded nodes.
@@ -72,6 +75,7 @@ impl Default for CoverageTotals {
             unknown_graph_replays: 0,
             order_mismatches: 0,
             deferred_replays: 0,
+            implausible_replays: 0,
             refused_launches: 0,
             recorded_nodes: 0,
             expected_nodes_low: 0,
@@ -105,7 +109,7 @@ pub struct CounterInfo {
 }
 
 /// Every integer counter, in report order.
-pub const COUNTERS: [CounterInfo; 15] = [
+pub const COUNTERS: [CounterInfo; 16] = [
     CounterInfo {
         name: "replays",
         label: Some("replays"),
@@ -163,8 +167,14 @@ pub const COUNTERS: [CounterInfo; 15] = [
     CounterInfo {
         name: "deferred_replays",
         label: None,
-        description: "replays whose kernels started after the next step ended",
+        description: "replays whose kernels started after their step ended, and after the next step ended or after work launched later onto their stream finished",
         get: |t| u64::from(t.deferred_replays),
+    },
+    CounterInfo {
+        name: "implausible_replays",
+        label: None,
+        description: "replays with kernels ten times longer and ten times shorter than the same names in their graph's other replays",
+        get: |t| u64::from(t.implausible_replays),
     },
     CounterInfo {
         name: "refused_launches",
@@ -218,6 +228,7 @@ impl CoverageTotals {
             unknown_graph_replays: u32::from(replay.graph.is_none()),
             order_mismatches: u32::from(replay.order_mismatch),
             deferred_replays: u32::from(replay.deferred),
+            implausible_replays: u32::from(replay.implausible),
             refused_launches: 0,
             recorded_nodes: u64::from(replay.recorded_nodes),
             expected_nodes_low: u64::from(replay.expected.low),
@@ -240,6 +251,7 @@ impl CoverageTotals {
         self.unknown_graph_replays += other.unknown_graph_replays;
         self.order_mismatches += other.order_mismatches;
         self.deferred_replays += other.deferred_replays;
+        self.implausible_replays += other.implausible_replays;
         self.refused_launches += other.refused_launches;
         self.recorded_nodes += other.recorded_nodes;
         self.expected_nodes_low += other.expected_nodes_low;
@@ -256,9 +268,11 @@ impl CoverageTotals {
     /// Makes the trace's idle-time bound (a hard bound) the missing time's upper bound, in
     /// place of the sum of statistical ones (a slow first replay can break those), and
     /// keeps the lower bound and the estimate inside it.
-    pub fn apply_idle_bound(&mut self, idle: Option<Duration>) {
-        if let Some(idle) = idle {
-            self.missing_time.high = Some(idle);
+    pub fn apply_idle_bound(&mut self, idle: IdleBound) {
+        match idle {
+            IdleBound::Bounded(idle) => self.missing_time.high = Some(idle),
+            IdleBound::Unbounded => self.missing_time.high = None,
+            IdleBound::NotNeeded => {}
         }
         if let Some(high) = self.missing_time.high {
             let low = self.missing_time.low.min(high);
