@@ -8,5 +8,6 @@ mod cycles;
 mod damage;
 mod hygiene;
 mod manifest;
+mod patterns;
 mod removal;
 mod variants;

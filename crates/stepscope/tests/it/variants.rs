@@ -44,7 +44,8 @@ pub struct TraceDoc {
     pub launches: Vec<Vec<usize>>,
 }
 
-fn number(value: &Value) -> Option<f64> {
+/// A JSON number, or a number written as a string.
+pub fn number(value: &Value) -> Option<f64> {
     value
         .as_f64()
         .or_else(|| value.as_str().and_then(|s| s.trim().parse().ok()))
@@ -126,11 +127,18 @@ impl TraceDoc {
             .filter(|&i| is_gpu(&events[i]))
             .map(duration)
             .sum();
-        let removed_time: f64 = removed.iter().map(|&i| duration(i)).sum();
+        // Only replay nodes count: eager work removed too is not replay time.
+        let replay_rows: HashSet<usize> = self.launches.iter().flatten().copied().collect();
+        let removed_nodes: Vec<usize> = removed
+            .iter()
+            .copied()
+            .filter(|r| replay_rows.contains(r))
+            .collect();
+        let removed_time: f64 = removed_nodes.iter().map(|&i| duration(i)).sum();
         let nodes: usize = self.launches.iter().map(Vec::len).sum();
         let lost = |rows: &Vec<usize>| rows.iter().filter(|r| removed.contains(r)).count();
         let truth = Truth {
-            completeness: (nodes - removed.len()) as f64 / nodes as f64,
+            completeness: (nodes - removed_nodes.len()) as f64 / nodes.max(1) as f64,
             missing_share: removed_time / gpu_total,
             empty: self
                 .launches
