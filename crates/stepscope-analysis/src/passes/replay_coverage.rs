@@ -152,11 +152,11 @@ pub enum Verdict {
     Complete,
     /// No replay is short, empty or damaged, but some replays' sizes rest on themselves.
     Unverified,
-    /// Some replays lost events to bad data; none is short or empty otherwise.
-    Damaged,
     /// Every replay has its kernels, but some were recorded at the wrong time: after their
     /// step, or with other kernels' durations.
     Mistimed,
+    /// Some replays lost events to bad data; none is short or empty otherwise.
+    Damaged,
     /// Some replays are short or empty.
     Incomplete,
 }

@@ -46,7 +46,7 @@ pub fn timing_flags(trace: &Trace, inputs: CoverageInputs<'_>) -> (Vec<bool>, Ve
 /// Overlap on one stream that no timer error explains.
 const MIN_OVERLAP: Duration = Duration::from_nanos(10_000);
 
-/// Per replay: one of its kernels ends at least [`MIN_OVERLAP`] after the next of its
+/// Per replay: one of its kernels ends at least 10 µs after the next of its
 /// kernels on the same stream started. Its durations are not its kernels' own, and idle
 /// gaps between its kernels are no evidence of missing nodes.
 pub fn overlapping_replays(
