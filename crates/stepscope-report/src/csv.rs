@@ -137,6 +137,7 @@ fn evidence_kind(evidence: &EvidenceWire) -> String {
         EvidenceWire::Capture { .. } => "capture",
         EvidenceWire::StepSlot { .. } => "step_slot",
         EvidenceWire::PartialSlot { .. } => "partial_slot",
+        EvidenceWire::PartialRun { .. } => "partial_run",
         EvidenceWire::CyclePosition { .. } => "cycle_position",
         EvidenceWire::GraphId { .. } => "graph_id",
         EvidenceWire::Neighbours => "neighbours",

@@ -40,11 +40,11 @@ pub enum PatternDetail {
     },
     /// Replays that kept part of their graph.
     PartialReplays {
-        /// Smallest share of its expected nodes (at least) a short replay kept.
+        /// Smallest share of its graph's likeliest size a short replay kept.
         kept_low: f64,
         /// Largest share.
         kept_high: f64,
-        /// Of them, replays at slots whose replays each kept a different part.
+        /// Of them, replays at slots (or in runs) whose replays each kept a different part.
         in_partial_slots: u32,
     },
     /// GPU recording stopped.
@@ -396,7 +396,15 @@ fn partial_replays(inputs: PatternInputs<'_>, explained: &[bool]) -> Option<Patt
         .iter()
         .map(|&r| {
             let replay = &coverage.replays[r];
-            f64::from(replay.recorded_nodes) / f64::from(replay.expected.low.max(1))
+            // Against the likeliest size: a run's union, not its floor.
+            let likeliest = replay
+                .graph
+                .and_then(|g| coverage.graphs.get(g))
+                .and_then(|g| g.expected_nodes)
+                .unwrap_or(0)
+                .max(replay.expected.low)
+                .max(1);
+            f64::from(replay.recorded_nodes) / f64::from(likeliest)
         })
         .collect();
     if replays.is_empty() {

@@ -101,11 +101,11 @@ pub enum PatternDetailWire {
     },
     /// `partial_replays`.
     Partial {
-        /// Smallest share of its expected nodes a short replay kept.
+        /// Smallest share of its graph's likeliest size a short replay kept.
         kept_low: f64,
         /// Largest.
         kept_high: f64,
-        /// Of them, replays at slots whose replays each kept a different part.
+        /// Of them, replays at slots (or in runs) whose replays each kept a different part.
         in_partial_slots: u32,
     },
     /// `recording_stopped`.
@@ -283,6 +283,16 @@ pub enum EvidenceWire {
         /// Nodes in the union of what they recorded.
         union_nodes: u32,
     },
+    /// The replays its thread launched in its step each recorded a different part of one
+    /// set of kernels.
+    PartialRun {
+        /// Replays of the run read as parts.
+        recorded: u32,
+        /// Nodes in the union of what they recorded.
+        union_nodes: u32,
+        /// Nodes of the largest part (the graph's size, at least).
+        largest: u32,
+    },
     /// The same phase of its thread's launch cycle.
     CyclePosition {
         /// Launches per cycle.
@@ -345,6 +355,15 @@ impl EvidenceWire {
                 recorded,
                 union_nodes,
             },
+            Evidence::PartialRun {
+                recorded,
+                union_nodes,
+                largest,
+            } => EvidenceWire::PartialRun {
+                recorded,
+                union_nodes,
+                largest,
+            },
             Evidence::CyclePosition {
                 period,
                 phase,
@@ -390,6 +409,13 @@ impl EvidenceWire {
                 union_nodes,
             } => format!(
                 "launch {position} of {launches} in its step ({slot}); the {recorded} replays recorded at that slot each hold a different part of one graph of at least {union_nodes} nodes (their union)"
+            ),
+            EvidenceWire::PartialRun {
+                recorded,
+                union_nodes,
+                largest,
+            } => format!(
+                "the {recorded} replays its thread launched in its step each hold a different part of one set of {union_nodes} kernels (none repeats, none holds a kernel the others lack): one graph of at least {largest} nodes, likely {union_nodes}"
             ),
             EvidenceWire::CyclePosition {
                 period,

@@ -175,13 +175,13 @@ fn pattern_seen(pattern: &PatternWire) -> String {
         } => {
             let slots = if *in_partial_slots > 0 {
                 format!(
-                    "; {in_partial_slots} of them at launch slots whose replays each kept a different part"
+                    "; {in_partial_slots} of them at launch slots or in runs whose replays each kept a different part"
                 )
             } else {
                 String::new()
             };
             format!(
-                "{} kept {} of their graph's nodes{slots}",
+                "{} kept {} of their graph's likeliest size{slots}",
                 count(pattern.replays, "replay"),
                 share_range(*kept_low, None, *kept_high).trim_start_matches("≈ ")
             )

@@ -167,6 +167,7 @@ fn the_doc_states_the_schema_version_the_binary_writes() {
         "capture",
         "step_slot",
         "partial_slot",
+        "partial_run",
         "cycle_position",
         "graph_id",
         "neighbours",

@@ -119,6 +119,38 @@ fn every_replay_keeping_a_different_part_is_partial_not_a_graph_of_its_own() {
     }
 }
 
+#[test]
+fn one_step_whose_replays_each_keep_a_different_part_is_partial() {
+    // The piecewise vLLM trace: 25 replays in one step, 23 of one 15-kernel graph. Its
+    // header says HIP 7.0; made 7.2 here, the runtime of the roctracer race.
+    let mut doc = TraceDoc::load(WITH_REPLAYS[1].1);
+    doc.doc["hip_runtime_version"] = Value::from(70_253_211u64);
+    for seed in [1, 2, 3, 4] {
+        let (cut, truth) = doc.without(&race(&doc, seed));
+        let analysis = analyse(&cut, &[]);
+        assert_eq!(
+            analysis.coverage.verdict,
+            Verdict::Incomplete,
+            "seed {seed}"
+        );
+        assert_eq!(
+            names(&analysis),
+            [RecordingPattern::PartialReplays],
+            "seed {seed}"
+        );
+        let wrong = ranges_hold(&analysis.coverage, &truth);
+        assert!(wrong.is_empty(), "seed {seed}: {wrong:?}");
+        let trace = stepscope_ingest::read_trace_bytes(
+            &stepscope_synth::removal::to_json_bytes(&cut),
+            &stepscope_ingest::ReadOptions::default(),
+        )
+        .expect("reads");
+        let cure = cures(RecordingPattern::PartialReplays, trace.metadata.platform());
+        assert!(cure[0].action.contains("7.2.2"), "{}", cure[0].action);
+        assert!(cure[0].action.contains("torch/lib"));
+    }
+}
+
 /// Removes every GPU event that starts after `fraction` of the time span of the trace's
 /// complete events.
 fn stopped_at(doc: &TraceDoc, fraction: f64) -> HashSet<usize> {

@@ -23,7 +23,7 @@ pub struct Class {
 }
 
 impl Class {
-    fn new(group: usize) -> Self {
+    pub(super) fn new(group: usize) -> Self {
         Class {
             members: vec![group],
             largest: group,
@@ -33,7 +33,7 @@ impl Class {
         }
     }
 
-    fn add(&mut self, group: usize, groups: &ContentGroups) {
+    pub(super) fn add(&mut self, group: usize, groups: &ContentGroups) {
         self.recorded += 1;
         self.members.push(group);
         match groups.relation(group, self.largest) {
@@ -92,129 +92,6 @@ impl Classes {
         self.by_slot.values().map(count).sum::<u32>()
             + self.by_phase.values().map(count).sum::<u32>()
     }
-}
-
-/// A launch slot whose replays each recorded a different part of one graph: the union of
-/// what they recorded is a lower bound of its size (the roctracer race on ROCm 7.2.0–7.2.1
-/// keeps 26–65 % of each replay's kernels, a different part every time).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PartialSlot {
-    /// The slot.
-    pub slot: u32,
-    /// Names of the union (a multiset: the most of each name any member recorded), in the
-    /// largest member's order, then the rest.
-    pub union: Vec<stepscope_model::NameId>,
-    /// Recorded members.
-    pub members: u32,
-}
-
-/// The slots whose recorded replays conflict yet read as parts of one graph: the union is
-/// at most 3× the largest member, and typical pairs share at least a fifth of the smaller
-/// one's nodes (parts of one graph overlap; different graphs hardly do).
-pub fn partial_slots(
-    classes: &Classes,
-    groups: &ContentGroups,
-    launches: &GraphLaunches,
-) -> Vec<PartialSlot> {
-    let mut slots: Vec<&u32> = classes
-        .by_slot
-        .iter()
-        .filter(|(_, c)| !c.consistent && c.recorded >= 2)
-        .map(|(slot, _)| slot)
-        .collect();
-    slots.sort_unstable();
-    slots
-        .into_iter()
-        .filter_map(|&slot| partial_slot(slot, &classes.by_slot[&slot], groups, launches))
-        .collect()
-}
-
-fn names_of(
-    group: usize,
-    groups: &ContentGroups,
-    launches: &GraphLaunches,
-) -> Vec<stepscope_model::NameId> {
-    launches.launches[groups.groups[group].reference]
-        .sequence
-        .clone()
-}
-
-fn partial_slot(
-    slot: u32,
-    class: &Class,
-    groups: &ContentGroups,
-    launches: &GraphLaunches,
-) -> Option<PartialSlot> {
-    let mut counts: FxHashMap<stepscope_model::NameId, usize> = FxHashMap::default();
-    let mut largest = class.members[0];
-    for &member in &class.members {
-        if groups.groups[member].size > groups.groups[largest].size {
-            largest = member;
-        }
-        let mut own: FxHashMap<stepscope_model::NameId, usize> = FxHashMap::default();
-        for name in names_of(member, groups, launches) {
-            *own.entry(name).or_default() += 1;
-        }
-        for (name, n) in own {
-            let entry = counts.entry(name).or_default();
-            *entry = (*entry).max(n);
-        }
-    }
-    let total: usize = counts.values().sum();
-    if total > 3 * groups.groups[largest].size as usize
-        || median_overlap(class, groups, launches) < 0.2
-    {
-        return None;
-    }
-    let mut union = names_of(largest, groups, launches);
-    for name in &union {
-        if let Some(n) = counts.get_mut(name) {
-            *n -= 1;
-        }
-    }
-    let mut rest: Vec<(stepscope_model::NameId, usize)> =
-        counts.into_iter().filter(|(_, n)| *n > 0).collect();
-    rest.sort_unstable();
-    union.extend(
-        rest.into_iter()
-            .flat_map(|(name, n)| std::iter::repeat_n(name, n)),
-    );
-    Some(PartialSlot {
-        slot,
-        union,
-        members: class.recorded,
-    })
-}
-
-/// Median over pairs of consecutive members of the shared part (as a multiset) over the
-/// smaller one's size.
-fn median_overlap(class: &Class, groups: &ContentGroups, launches: &GraphLaunches) -> f64 {
-    let mut overlaps: Vec<f64> = class
-        .members
-        .windows(2)
-        .take(64)
-        .map(|pair| {
-            let (a, b) = (
-                names_of(pair[0], groups, launches),
-                names_of(pair[1], groups, launches),
-            );
-            let mut left: FxHashMap<stepscope_model::NameId, i64> = FxHashMap::default();
-            for name in &a {
-                *left.entry(*name).or_default() += 1;
-            }
-            let shared = b
-                .iter()
-                .filter(|name| {
-                    let n = left.entry(**name).or_default();
-                    *n -= 1;
-                    *n >= 0
-                })
-                .count();
-            shared as f64 / a.len().min(b.len()).max(1) as f64
-        })
-        .collect();
-    overlaps.sort_by(f64::total_cmp);
-    overlaps.get(overlaps.len() / 2).copied().unwrap_or(0.0)
 }
 
 fn add<K: std::hash::Hash + Eq>(

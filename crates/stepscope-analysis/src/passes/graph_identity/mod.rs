@@ -23,6 +23,7 @@
 
 mod classes;
 mod idle_gap;
+mod partial;
 
 use super::capture_graphs::CapturedGraph;
 use super::content_groups::{ContentGroups, Relation, is_subsequence};
@@ -30,8 +31,9 @@ use super::graph_launches::GraphLaunches;
 use super::launch_cycles::LaunchCycles;
 use super::launch_links::LaunchLinks;
 use super::steps::Steps;
-use classes::{Class, Classes, PartialSlot, partial_slots};
+use classes::{Class, Classes};
 use idle_gap::IdleVerdict;
+use partial::{PartialKey, PartialSlot, partial_slots, run_floor, union_def};
 use rustc_hash::FxHashMap;
 use rustc_hash::FxHashSet;
 use stepscope_model::{Duration, NameId, Trace};
@@ -72,6 +74,17 @@ pub enum Evidence {
         recorded: u32,
         /// Nodes in the union of what they recorded.
         union_nodes: u32,
+    },
+    /// The replays its thread launched in its step each recorded a different part of one
+    /// set of kernels (none repeats, none holds a name the others lack): one graph per
+    /// layer, each replay keeping a different part.
+    PartialRun {
+        /// Replays of the run read as parts.
+        recorded: u32,
+        /// Nodes in the union of what they recorded.
+        union_nodes: u32,
+        /// Nodes of the largest part: the graph has at least that many.
+        largest: u32,
     },
     /// The same phase of its thread's repeating cycle of launches holds the graph.
     CyclePosition {
@@ -152,8 +165,9 @@ pub enum SizeSource {
     /// the graph's replays recorded less: losses happen in this graph, so the largest may be
     /// short too — a lower bound.
     Largest(u32),
-    /// The union of what this many replays at one launch slot recorded, each a different
-    /// part: a lower bound.
+    /// The union of what this many replays at one launch slot (or in one run) recorded,
+    /// each a different part: the likeliest size; at a slot also a lower bound, in a run the
+    /// largest part is.
     Union(u32),
 }
 
@@ -419,6 +433,9 @@ impl Context<'_> {
         if let Some((largest, evidence)) = self.phase_view(r).filter(|(seen, _)| is_bigger(*seen)) {
             return Some((self.base[largest.0], Some(evidence)));
         }
+        if let Some((largest, evidence)) = self.run_view(r, group) {
+            return Some((largest.0, Some(evidence)));
+        }
         let (before, after) = self.neighbour_groups(r)?;
         (before == after && groups.relation(group, before) == Relation::Inside)
             .then(|| (self.base[before], Some(Evidence::Neighbours)))
@@ -430,7 +447,11 @@ impl Context<'_> {
         let slot = launch.slot?;
         let (position, launches) = launch.position?;
         let class: &Class = self.classes.by_slot.get(&slot)?;
-        if let Some(index) = self.partials.iter().position(|p| p.slot == slot) {
+        if let Some(index) = self
+            .partials
+            .iter()
+            .position(|p| p.key == PartialKey::Slot(slot))
+        {
             let partial = &self.partials[index];
             let evidence = Evidence::PartialSlot {
                 slot,
@@ -449,6 +470,23 @@ impl Context<'_> {
             other_steps: seen.1,
         };
         Some((seen, evidence))
+    }
+
+    /// The partial run the replay is a part of, with the evidence.
+    fn run_view(&self, r: usize, group: usize) -> Option<((usize, u32), Evidence)> {
+        let launch = &self.inputs.launches.launches[r];
+        let key = PartialKey::Run(launch.lane, launch.step?);
+        let index = self
+            .partials
+            .iter()
+            .position(|p| p.key == key && p.member_groups.contains(&group))?;
+        let partial = &self.partials[index];
+        let evidence = Evidence::PartialRun {
+            recorded: partial.members,
+            union_nodes: partial.union.len() as u32,
+            largest: partial.floor,
+        };
+        Some(((self.groups().len() + index, partial.members), evidence))
     }
 
     /// Nodes of a graph reference: a content group's size, or a partial slot's union.
@@ -668,30 +706,6 @@ fn graph_def(trace: &Trace, context: &Context<'_>, reference: usize) -> (GraphDe
     (def, external.is_some_and(|n| n >= size))
 }
 
-/// The graph of a partial slot: its union, a lower bound.
-fn union_def(context: &Context<'_>, reference: usize, partial: &PartialSlot) -> GraphDef {
-    let launches = &context.inputs.launches.launches;
-    let reference_replay = (0..launches.len())
-        .filter(|&r| {
-            launches[r].slot == Some(partial.slot) && context.groups().group_of[r].is_some()
-        })
-        .max_by_key(|&r| launches[r].sequence.len())
-        .unwrap_or(0);
-    let size = partial.union.len() as u32;
-    GraphDef {
-        graph_id: None,
-        reference_group: reference,
-        reference_replay,
-        reference: partial.union.clone(),
-        recorded_size: size,
-        expected_nodes: size,
-        expected_low: size,
-        expected_high: None,
-        size_source: SizeSource::Union(partial.members),
-    }
-}
-
-/// Marks complete replays whose graph's size rests on themselves alone.
 fn mark_unverified(
     context: &Context<'_>,
     graphs: &[GraphDef],
@@ -713,6 +727,10 @@ fn mark_unverified(
             continue;
         };
         let def = &graphs[graph];
+        if matches!(def.size_source, SizeSource::Union(_)) {
+            id.unverified = run_floor(def, groups.groups[group].size);
+            continue;
+        }
         if group != def.reference_group {
             continue;
         }
