@@ -347,3 +347,70 @@ fn a_capture_that_matches_no_graph_is_said() {
         "{warnings:?}"
     );
 }
+
+/// The sglang trace with its replay's kernels moved, in order, after everything else: the
+/// burst after the last step marker (sglang #31545).
+fn burst_after_the_end(dir: &std::path::Path) -> std::path::PathBuf {
+    use stepscope_synth::removal::{graph_launches, read_json, to_json_bytes};
+    let mut doc = read_json(&crate::common::trace(SGLANG_DECODE)).expect("reads");
+    let correlation = graph_launches(&doc)[0].correlation;
+    let events = doc["traceEvents"].as_array_mut().expect("object form");
+    let end = events
+        .iter()
+        .filter_map(|e| Some(e["ts"].as_f64()? + e["dur"].as_f64().unwrap_or(0.0)))
+        .fold(f64::MIN, f64::max);
+    let mut at = end + 50.0;
+    for event in events.iter_mut() {
+        let kernel = event["cat"] == "kernel" || event["cat"] == "gpu_memcpy";
+        if kernel && event["args"]["correlation"].as_u64() == Some(correlation) {
+            event["ts"] = at.into();
+            at += event["dur"].as_f64().unwrap_or(0.0) + 1.0;
+        }
+    }
+    let path = dir.join("burst.json");
+    std::fs::write(&path, to_json_bytes(&doc)).expect("write the derived trace");
+    path
+}
+
+#[test]
+fn mistimed_replays_with_fail_on_incomplete_exit_3_naming_the_pattern() {
+    let dir = tempdir();
+    let burst = burst_after_the_end(dir.path());
+    let run = stepscope([
+        "analyze".as_ref(),
+        arg(&burst),
+        "--fail-on-incomplete".as_ref(),
+        "--color".as_ref(),
+        "never".as_ref(),
+    ]);
+    run.expect_code(3);
+    assert!(
+        run.stdout.contains("replay coverage: MISTIMED"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout.contains("pattern kernels_after_step"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout.contains("sgl-project/sglang #31545"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        !run.stdout.contains("DEBUG_CLR"),
+        "no switch: {}",
+        run.stdout
+    );
+    let json = stepscope(["analyze".as_ref(), arg(&burst), "--json".as_ref()]);
+    json.expect_code(0);
+    let doc = json.json();
+    assert_eq!(str_at(&doc, "/verdict"), "mistimed");
+    assert_eq!(
+        str_at(&doc, "/files/0/replay_coverage/patterns/0/pattern"),
+        "kernels_after_step"
+    );
+    assert_eq!(u64_at(&doc, "/files/0/replay_coverage/deferred_replays"), 1);
+}
