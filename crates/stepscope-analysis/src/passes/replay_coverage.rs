@@ -101,8 +101,8 @@ pub struct Replay {
     pub status: ReplayStatus,
     /// Kernel order differs from the reference replay's.
     pub order_mismatch: bool,
-    /// Its kernels started after its step ended, and after the next step ended or after
-    /// work launched later onto its stream had finished (see `timing`).
+    /// Its kernels started after its step ended and after work launched later onto its
+    /// stream had finished (see `timing`).
     pub deferred: bool,
     /// It holds kernels ten times longer and ten times shorter than the same names in its
     /// graph's other replays: durations paired with other kernels.

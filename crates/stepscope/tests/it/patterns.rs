@@ -292,6 +292,7 @@ fn kernels_holding_other_kernels_durations_are_mistimed() {
     let finding = found(&analysis, RecordingPattern::ImplausibleDurations).expect("found");
     assert_eq!(finding.replays, rotated);
     assert_eq!(names(&analysis), [RecordingPattern::ImplausibleDurations]);
+    // A graph replayed once has nothing to compare with: no claim either way.
     for (name, path) in [WITH_REPLAYS[2], WITH_REPLAYS[3]] {
         let doc = TraceDoc::load(path);
         let mut cut = doc.doc.clone();
@@ -302,8 +303,8 @@ fn kernels_holding_other_kernels_durations_are_mistimed() {
             all[row]["dur"] = durations[(i + 1) % rows.len()].clone();
         }
         let analysis = analyse(&cut, &[]);
-        assert_eq!(analysis.coverage.verdict, Verdict::Mistimed, "{name}");
-        assert!(found(&analysis, RecordingPattern::ImplausibleDurations).is_some());
+        assert_ne!(analysis.coverage.verdict, Verdict::Mistimed, "{name}");
+        assert_ne!(analysis.coverage.verdict, Verdict::Incomplete, "{name}");
     }
 }
 
@@ -340,4 +341,25 @@ fn switch_advice_only_for_empty_replays_the_stop_does_not_explain() {
             .iter()
             .any(|s| s.variable == "DEBUG_CLR_GRAPH_PACKET_CAPTURE")
     );
+}
+
+#[test]
+fn a_gpu_clock_offset_is_not_a_burst() {
+    // Every GPU event later by the same amount, in order: an offset clock looks like that,
+    // and so does a GPU that ran behind its host. Nothing in the trace says otherwise.
+    for (name, path) in &WITH_REPLAYS[..4] {
+        let doc = TraceDoc::load(path);
+        let mut shifted = doc.doc.clone();
+        for event in events_mut(&mut shifted).iter_mut().filter(|e| is_gpu(e)) {
+            let ts = number(&event["ts"]).expect("GPU events have a time");
+            event["ts"] = Value::from(ts + 5_000_000.0);
+        }
+        let analysis = analyse(&shifted, &[]);
+        assert!(
+            analysis.patterns.is_empty(),
+            "{name}: {:?}",
+            names(&analysis)
+        );
+        assert_eq!(analysis.coverage.totals.deferred_replays, 0, "{name}");
+    }
 }

@@ -4,23 +4,28 @@
 //! What it computes, per replay launched inside a step whose first recorded GPU event
 //! started after that step ended on the host (the GPU may run behind the host, so that
 //! alone proves nothing):
-//! - *deferred* when it also started after the **next** step of its process ended (a GPU
-//!   more than a whole step behind a host that waits for its results each step), or after
-//!   GPU work that its thread's process launched **later** onto one of the replay's streams
-//!   had already finished (a stream runs its work in launch order, so a later launch cannot
-//!   finish first unless the replay's timestamps are wrong);
-//! - *implausible* when, against the median duration of the same kernel name in the same
-//!   graph's replays (names seen in at least three replays), it holds a kernel ten times
-//!   longer **and** one ten times shorter (each at least 10 µs away): durations paired with
-//!   other kernels, not slower or faster work, which moves one way; or when one of its
-//!   kernels ends at least 10 µs after the next of its kernels on the same stream started
-//!   (a stream runs one kernel at a time; the shared real traces overlap by 2.4 µs at most).
+//! - *deferred* when GPU work launched onto one of the replay's streams **after** its launch
+//!   call returned had already finished before it started (a stream runs its work in launch
+//!   order, so a later launch cannot finish first unless the replay's timestamps are wrong).
+//!   Only GPU times are compared with GPU times: host and GPU clocks can be offset (the
+//!   shared piecewise vLLM trace's kernels all start 125 ms after its only step ended), and
+//!   a GPU may run steps behind its host, so lateness against step markers alone proves
+//!   nothing. A trace whose every GPU event moved late, in order, cannot be told from an
+//!   offset clock and is not flagged;
+//! - *implausible* when, against the median duration of the same node in its graph's other
+//!   replays (a node: the k-th kernel of a name, seen in at least three replays), it holds a
+//!   kernel ten times longer **and** one ten times shorter (each at least 10 µs away):
+//!   durations paired with other kernels, not slower or faster work, which moves one way.
+//!   Kernels overlapping on one stream are not taken for proof: some ROCm builds report a
+//!   graph's parallel branches on its launch stream (ROCm/rocm-systems #8935); such replays
+//!   only lose idle-gap evidence (see [`overlapping_replays`]).
 //!
 //! Why it matters: the per-stage breakdown and the step windows read kernels by their time;
 //! a burst after the last step marker (sglang #31545) or names joined to the wrong timings
 //! (ROCm/rocm-systems #10579) make every per-op figure wrong while every kernel is there.
 //! Example: 24 decode replays whose kernels all start after the last step ended, while the
-//! sampling kernels launched after each replay ran inside their steps → 24 deferred.
+//! sampling kernels launched after each replay on the same stream ran inside their steps →
+//! 24 deferred.
 
 use super::CoverageInputs;
 use crate::passes::graph_launches::GraphLaunches;
@@ -34,13 +39,7 @@ pub fn timing_flags(trace: &Trace, inputs: CoverageInputs<'_>) -> (Vec<bool>, Ve
     let deferred = (0..inputs.launches.launches.len())
         .map(|r| is_deferred(trace, inputs, &order, r))
         .collect();
-    let overlapping = overlapping_replays(trace, inputs.links, inputs.launches);
-    let implausible = implausible(trace, inputs)
-        .into_iter()
-        .zip(overlapping)
-        .map(|(a, b)| a || b)
-        .collect();
-    (deferred, implausible)
+    (deferred, implausible(trace, inputs))
 }
 
 /// Overlap on one stream that no timer error explains.
@@ -101,11 +100,7 @@ fn is_deferred(
     if first <= steps[step].end {
         return false;
     }
-    let past_next = steps
-        .get(step + 1)
-        .filter(|next| next.process == steps[step].process)
-        .is_some_and(|next| first > next.end);
-    past_next || order.overtaken(trace, inputs, replay, first)
+    order.overtaken(trace, inputs, replay, first)
 }
 
 /// Eager GPU work per stream, in host launch order, with the earliest end of everything
@@ -154,7 +149,9 @@ impl StreamOrder {
         first: Timestamp,
     ) -> bool {
         let launch = inputs.launches.launches[replay].launch as usize;
-        let host = trace.runtime.start[launch];
+        // Launches that began after the graph launch call returned were surely queued
+        // after it, whatever thread made them.
+        let host = trace.runtime.end(launch);
         inputs.links.launched(launch).iter().any(|&g| {
             let key = (trace.gpu.device[g as usize], trace.gpu.stream[g as usize]);
             self.streams.get(&key).is_some_and(|(hosts, earliest)| {
@@ -165,57 +162,70 @@ impl StreamOrder {
     }
 }
 
-/// Names seen in fewer replays give no typical duration.
+/// Nodes seen in fewer replays give no typical duration.
 const MIN_REPLAYS_PER_NAME: usize = 3;
 /// An order of magnitude.
 const FACTOR: i64 = 10;
 /// Differences under this are timer noise on short kernels.
 const MIN_DIFFERENCE: Duration = Duration::from_nanos(10_000);
 
+/// A node of a graph: the `k`-th kernel of a name in a replay, in start order (the same
+/// name can run at several shapes in one graph, as a projection and the LM head do).
+type NodeKey = (usize, NameId, u32);
+
+/// Per replay of a known graph: its GPU events' node keys and durations.
+fn nodes(trace: &Trace, inputs: CoverageInputs<'_>, replay: usize) -> Vec<(NodeKey, i64)> {
+    let Some(graph) = inputs.assignment.replays[replay].graph else {
+        return Vec::new();
+    };
+    let launch = inputs.launches.launches[replay].launch as usize;
+    let mut rows: Vec<usize> = inputs
+        .links
+        .launched(launch)
+        .iter()
+        .map(|&g| g as usize)
+        .collect();
+    rows.sort_by_key(|&g| trace.gpu.start[g]);
+    let mut seen: HashMap<NameId, u32> = HashMap::new();
+    rows.into_iter()
+        .map(|g| {
+            let name = trace.gpu.name[g];
+            let k = seen.entry(name).or_default();
+            *k += 1;
+            ((graph, name, *k), trace.gpu.duration[g].as_nanos())
+        })
+        .collect()
+}
+
 fn implausible(trace: &Trace, inputs: CoverageInputs<'_>) -> Vec<bool> {
-    let replays = &inputs.launches.launches;
-    let graph_of = |r: usize| inputs.assignment.replays[r].graph;
-    // (graph, name) → (durations, distinct replays).
-    let mut seen: HashMap<(usize, NameId), (Vec<i64>, usize, usize)> = HashMap::new();
-    for (r, launch) in replays.iter().enumerate() {
-        let Some(graph) = graph_of(r) else { continue };
-        for &g in inputs.links.launched(launch.launch as usize) {
-            let g = g as usize;
-            let entry =
-                seen.entry((graph, trace.gpu.name[g]))
-                    .or_insert((Vec::new(), 0, usize::MAX));
-            entry.0.push(trace.gpu.duration[g].as_nanos());
-            if entry.2 != r {
-                entry.1 += 1;
-                entry.2 = r;
-            }
-        }
+    let per_replay: Vec<Vec<(NodeKey, i64)>> = (0..inputs.launches.launches.len())
+        .map(|r| nodes(trace, inputs, r))
+        .collect();
+    let mut durations: HashMap<NodeKey, Vec<i64>> = HashMap::new();
+    for (key, d) in per_replay.iter().flatten() {
+        durations.entry(*key).or_default().push(*d);
     }
-    let medians: HashMap<(usize, NameId), i64> = seen
+    let medians: HashMap<NodeKey, i64> = durations
         .into_iter()
-        .filter(|(_, (_, replays, _))| *replays >= MIN_REPLAYS_PER_NAME)
-        .map(|(key, (mut durations, _, _))| {
-            let mid = durations.len() / 2;
-            (key, *durations.select_nth_unstable(mid).1)
+        .filter(|(_, d)| d.len() >= MIN_REPLAYS_PER_NAME)
+        .map(|(key, mut d)| {
+            let mid = d.len() / 2;
+            (key, *d.select_nth_unstable(mid).1)
         })
         .collect();
-    (0..replays.len())
-        .map(|r| {
-            graph_of(r).is_some_and(|graph| {
-                let launched = inputs.links.launched(replays[r].launch as usize);
-                let (mut longer, mut shorter) = (false, false);
-                for &g in launched {
-                    let g = g as usize;
-                    let Some(&median) = medians.get(&(graph, trace.gpu.name[g])) else {
-                        continue;
-                    };
-                    let d = trace.gpu.duration[g].as_nanos();
-                    let gap = MIN_DIFFERENCE.as_nanos();
-                    longer |= d > median * FACTOR && d - median >= gap;
-                    shorter |= d * FACTOR < median && median - d >= gap;
-                }
-                longer && shorter
-            })
+    let gap = MIN_DIFFERENCE.as_nanos();
+    per_replay
+        .iter()
+        .map(|nodes| {
+            let (mut longer, mut shorter) = (false, false);
+            for (key, d) in nodes {
+                let Some(&median) = medians.get(key) else {
+                    continue;
+                };
+                longer |= *d > median * FACTOR && d - median >= gap;
+                shorter |= d * FACTOR < median && median - d >= gap;
+            }
+            longer && shorter
         })
         .collect()
 }

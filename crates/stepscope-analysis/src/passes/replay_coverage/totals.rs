@@ -167,7 +167,7 @@ pub const COUNTERS: [CounterInfo; 16] = [
     CounterInfo {
         name: "deferred_replays",
         label: None,
-        description: "replays whose kernels started after their step ended, and after the next step ended or after work launched later onto their stream finished",
+        description: "replays whose kernels started after their step ended and after work launched later onto their stream had finished",
         get: |t| u64::from(t.deferred_replays),
     },
     CounterInfo {
