@@ -2,7 +2,8 @@
 //!
 //! What it computes, from the replays' statuses and the trace's launches:
 //! - `NoGpuEvents`: launches exist and not one GPU event;
-//! - `RecordingStopped`: eager launches without GPU work (at least 3, and 1 % of them), all
+//! - `RecordingStopped`: eager launches without GPU work (at least 3, and 1 % of them, over
+//!   at least the last 2 % of the host's launch span), all
 //!   but a twentieth late enough that their work would have started after the last recorded
 //!   GPU event at the longest launch-to-start delay the trace shows, or forming a tail (from
 //!   the first of them on, no more launches with work than without); graph replays launched
@@ -294,6 +295,9 @@ fn eager_launches(trace: &Trace, inputs: PatternInputs<'_>) -> Vec<(Timestamp, O
     eager
 }
 
+/// Share of the host's launch span a stop must leave without GPU work.
+const MIN_WINDOW_AFTER: f64 = 0.02;
+
 fn recording_stopped(trace: &Trace, inputs: PatternInputs<'_>) -> Option<PatternFinding> {
     let eager = eager_launches(trace, inputs);
     // How far the GPU ran behind the host: the longest launch-to-start delay recorded.
@@ -337,6 +341,12 @@ fn recording_stopped(trace: &Trace, inputs: PatternInputs<'_>) -> Option<Pattern
         .filter(|(_, gpu)| gpu.is_some())
         .map(|(host, _)| *host)
         .max()?;
+    let window_after = ((last - cut.max(first)).as_nanos().max(0) as f64 / span).min(1.0);
+    // The last launches of a window may lose their GPU records as the profiler stops: a
+    // stop that matters spans more than that.
+    if window_after < MIN_WINDOW_AFTER {
+        return None;
+    }
     Some(finding(
         RecordingPattern::RecordingStopped,
         PatternDetail::RecordingStopped {
@@ -344,7 +354,7 @@ fn recording_stopped(trace: &Trace, inputs: PatternInputs<'_>) -> Option<Pattern
             last_gpu_end,
             eager_after: without.len() as u32,
             graph_after: replays.len() as u32,
-            window_after: ((last - cut.max(first)).as_nanos().max(0) as f64 / span).min(1.0),
+            window_after,
         },
         replays,
     ))
