@@ -168,6 +168,26 @@ pub fn cures(pattern: RecordingPattern, platform: Platform) -> Vec<Cure> {
     }
 }
 
+/// Largest kept share at which partial replays read as the segmented executor's (it keeps
+/// only the last segment, ~1 % of a multi-stream graph's kernels) rather than the roctracer
+/// race's (26–65 %).
+pub const SEGMENTED_KEEPS_AT_MOST: f64 = 0.2;
+
+/// [`cures`] ordered by what was seen: for partial replays that kept at most
+/// [`SEGMENTED_KEEPS_AT_MOST`] of their graphs (`kept_high`), the segmented executor's cure
+/// comes first.
+pub fn cures_seen(
+    pattern: RecordingPattern,
+    platform: Platform,
+    kept_high: Option<f64>,
+) -> Vec<Cure> {
+    let mut found = cures(pattern, platform);
+    if kept_high.is_some_and(|k| k <= SEGMENTED_KEEPS_AT_MOST) {
+        found.sort_by_key(|cure| *cure != SEGMENTED);
+    }
+    found
+}
+
 fn partial_cures(platform: Platform) -> Vec<Cure> {
     match platform {
         // A 7.2 header cannot tell 7.2.0–7.2.1 (the race) from 7.2.4 (segmented executor).
@@ -222,5 +242,10 @@ mod tests {
             cures(RecordingPattern::EmptyReplays, hip72).is_empty(),
             "the switch table covers it"
         );
+        let race = cures_seen(RecordingPattern::PartialReplays, hip72, Some(0.6));
+        assert!(race[0].action.contains("7.2.2"));
+        let segmented = cures_seen(RecordingPattern::PartialReplays, hip72, Some(0.02));
+        assert!(segmented[0].action.contains("SEGMENT"));
+        assert_eq!(segmented.len(), race.len());
     }
 }

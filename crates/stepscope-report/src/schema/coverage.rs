@@ -12,7 +12,7 @@ use stepscope_analysis::passes::replay_coverage::{
     COUNTERS, CoverageTotals, GraphCoverage, Replay, ReplayCoverage, ReplayStatus,
 };
 use stepscope_model::Trace;
-use stepscope_model::patterns::cures;
+use stepscope_model::patterns::cures_seen;
 
 /// Findings listed per file at most; counts always cover all of them.
 pub const MAX_FINDINGS: usize = 200;
@@ -662,7 +662,7 @@ fn patterns(trace: &Trace, analysis: &TraceAnalysis) -> Vec<PatternWire> {
             detail: detail(&p.detail),
             gpu_share_low: p.gpu_share.0,
             gpu_share_high: p.gpu_share.1,
-            cures: cures(p.pattern, platform)
+            cures: cures_seen(p.pattern, platform, kept_high(&p.detail))
                 .into_iter()
                 .map(|c| CureWire {
                     action: c.action,
@@ -672,6 +672,13 @@ fn patterns(trace: &Trace, analysis: &TraceAnalysis) -> Vec<PatternWire> {
                 .collect(),
         })
         .collect()
+}
+
+fn kept_high(detail: &PatternDetail) -> Option<f64> {
+    match *detail {
+        PatternDetail::PartialReplays { kept_high, .. } => Some(kept_high),
+        _ => None,
+    }
 }
 
 fn detail(detail: &PatternDetail) -> PatternDetailWire {
