@@ -3,16 +3,20 @@
 //! What it computes, from the replays' statuses and the trace's launches:
 //! - `NoGpuEvents`: launches exist and not one GPU event;
 //! - `RecordingStopped`: eager launches without GPU work (at least 3, and 1 % of them, over
-//!   at least the last 2 % of the host's launch span), all
-//!   but a twentieth late enough that their work would have started after the last recorded
-//!   GPU event at the longest launch-to-start delay the trace shows, or forming a tail (from
-//!   the first of them on, no more launches with work than without); graph replays launched
-//!   that late recorded nothing because nothing was recorded then. Eager launches are the
-//!   witness: in every shared real trace each one has its GPU work;
-//! - `PartialReplays`: replays that kept part of their graph (short replays), including the
-//!   launch slots whose replays each kept a different part (graph identity sized them by
-//!   the union of the parts);
-//! - `EmptyReplays`: whole replays without a kernel that the two above do not explain.
+//!   at least the last 2 % of the host's launch span; launches under stream capture aside),
+//!   all but a twentieth late enough that their work would have started after the last
+//!   recorded GPU event at the longest launch-to-start delay the trace shows, or forming a
+//!   tail (from the first of them on, no more launches with work than without). It explains
+//!   the empty replays launched after that point and those cut off midway (their last
+//!   recorded event is their stream's last). Eager launches are the witness: in every shared
+//!   real trace each one has its GPU work;
+//! - `PartialReplays`: short replays the stop does not explain, including launch slots and
+//!   runs whose replays each kept a different part (graph identity sized them by the parts);
+//! - `EmptyReplays`: whole replays without a kernel that the two above do not explain;
+//! - `KernelsAfterStep`, `ImplausibleDurations`: replays `replay_coverage` flagged as deferred
+//!   (after their step, against stream order) or holding other kernels' durations.
+//!
+//! Each finding carries its replays and their share of the GPU time.
 //!
 //! Why it matters: each has its own cure (DESIGN.md §2; `stepscope_model::patterns`): the
 //! packet-capture switches cure empty replays on HIP 7.1–7.2.3, not a roctracer race (ROCm
