@@ -56,6 +56,7 @@ fn add_stage(sum: &mut StageSummary, part: &StageSummary) {
     sum.gpu_time = sum.gpu_time + part.gpu_time;
     sum.busy_time = sum.busy_time + part.busy_time;
     sum.window = sum.window + part.window;
+    sum.idle_basis = sum.idle_basis.merge(part.idle_basis);
     sum.idle_time = sum.idle_time + part.idle_time;
     merge_rows(&mut sum.categories, &part.categories);
     merge_rows(&mut sum.kernels, &part.kernels);

@@ -173,6 +173,7 @@ fn stages(document: &Document) -> Records {
         "busy_time_us",
         "idle_time_us",
         "window_us",
+        "idle_basis",
     ])];
     for file in &document.files {
         for s in &file.breakdown.stages {
@@ -186,6 +187,7 @@ fn stages(document: &Document) -> Records {
                 s.busy_time_us.to_string(),
                 s.idle_time_us.to_string(),
                 s.window_us.to_string(),
+                s.idle_basis.to_owned(),
             ]);
         }
     }

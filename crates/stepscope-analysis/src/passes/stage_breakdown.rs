@@ -58,6 +58,43 @@ pub struct TimeRow {
     pub time: Duration,
 }
 
+/// What a stage's window (and so its idle time) is measured over.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IdleBasis {
+    /// Its steps' windows: from each step's first GPU event start to its last end.
+    StepWindows,
+    /// Per device, from the stage's first GPU event start to its last end, with the device's
+    /// busy time (every GPU event of the file, any stage) taken out: work outside steps,
+    /// or a trace without step annotations.
+    GpuSpan,
+    /// Ranks measured on different bases (combined figures).
+    Mixed,
+    /// No GPU event: nothing to measure.
+    NotMeasured,
+}
+
+impl IdleBasis {
+    /// Lower-case name, as in JSON output.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            IdleBasis::StepWindows => "step_windows",
+            IdleBasis::GpuSpan => "gpu_span",
+            IdleBasis::Mixed => "mixed",
+            IdleBasis::NotMeasured => "not_measured",
+        }
+    }
+
+    /// The basis of two parts added together.
+    pub fn merge(self, other: IdleBasis) -> IdleBasis {
+        match (self, other) {
+            (a, IdleBasis::NotMeasured) => a,
+            (IdleBasis::NotMeasured, b) => b,
+            (a, b) if a == b => a,
+            _ => IdleBasis::Mixed,
+        }
+    }
+}
+
 /// One stage's numbers.
 #[derive(Debug, Clone, PartialEq)]
 pub struct StageSummary {
@@ -71,10 +108,14 @@ pub struct StageSummary {
     pub gpu_time: Duration,
     /// Union of GPU event intervals, per device, summed over devices.
     pub busy_time: Duration,
-    /// From each step's first GPU event start to its last end, summed over steps (zero
-    /// for work outside steps).
+    /// What `window` spans: step windows, or the stage's GPU span per device.
+    pub idle_basis: IdleBasis,
+    /// With step windows: from each step's first GPU event start to its last end, summed
+    /// over steps. With the GPU span: per device, from the stage's first GPU event start to
+    /// its last end, summed over devices.
     pub window: Duration,
-    /// `window − busy`, at least zero.
+    /// Step windows: `window − busy`. GPU span: `window` less the time any GPU event of the
+    /// file ran on the device inside it. At least zero.
     pub idle_time: Duration,
     /// Per category, by time descending, categories with no time left out.
     pub categories: Vec<TimeRow>,
@@ -167,9 +208,10 @@ pub fn stage_breakdown(trace: &Trace, inputs: BreakdownInputs<'_>) -> StageBreak
             .or_default()
             .steps += 1;
     }
+    let device_busy = DeviceBusy::new(trace);
     let mut stages: Vec<StageSummary> = accumulators
         .into_iter()
-        .map(|(key, acc)| acc.finish(key, trace, inputs))
+        .map(|(key, acc)| acc.finish(key, trace, (inputs, &device_busy)))
         .collect();
     stages.sort_by_key(|s| s.stage);
     let total_gpu_time = trace.gpu.duration.iter().copied().sum();
@@ -220,15 +262,49 @@ impl Accumulator {
         }
     }
 
+    /// Window and idle time, and their basis (see [`IdleBasis`]).
+    fn idle(
+        &self,
+        busy_time: Duration,
+        device_busy: &DeviceBusy,
+    ) -> (IdleBasis, Duration, Duration) {
+        if !self.step_spans.is_empty() {
+            let window: Duration = self.step_spans.values().map(|(s, e)| *e - *s).sum();
+            return (
+                IdleBasis::StepWindows,
+                window,
+                (window - busy_time).clamp_non_negative(),
+            );
+        }
+        let mut spans: FxHashMap<u32, (Timestamp, Timestamp)> = FxHashMap::default();
+        for &(device, start, end) in &self.intervals {
+            let span = spans.entry(device).or_insert((start, end));
+            span.0 = span.0.min(start);
+            span.1 = span.1.max(end);
+        }
+        if spans.is_empty() {
+            return (IdleBasis::NotMeasured, Duration::ZERO, Duration::ZERO);
+        }
+        let window: Duration = spans.values().map(|(s, e)| *e - *s).sum();
+        let busy: Duration = spans
+            .iter()
+            .map(|(&device, &(s, e))| device_busy.within(device, s, e))
+            .sum();
+        (
+            IdleBasis::GpuSpan,
+            window,
+            (window - busy).clamp_non_negative(),
+        )
+    }
+
     fn finish(
         mut self,
         stage: StageKey,
         trace: &Trace,
-        inputs: BreakdownInputs<'_>,
+        (inputs, device_busy): (BreakdownInputs<'_>, &DeviceBusy),
     ) -> StageSummary {
         let busy_time = union_length(&mut self.intervals);
-        // Windows exist only for steps; work outside steps has no window to be idle in.
-        let window: Duration = self.step_spans.values().map(|(s, e)| *e - *s).sum();
+        let (idle_basis, window, idle_time) = self.idle(busy_time, device_busy);
         let names = inputs.table.names();
         let mut categories: Vec<TimeRow> = Vec::new();
         let mut category_rows: FxHashMap<usize, usize> = FxHashMap::default();
@@ -263,11 +339,74 @@ impl Accumulator {
             events: self.events,
             gpu_time: self.gpu_time,
             busy_time,
+            idle_basis,
             window,
-            idle_time: (window - busy_time).clamp_non_negative(),
+            idle_time,
             categories,
             kernels,
         }
+    }
+}
+
+/// Merged busy intervals of one device, and the busy time before each.
+type BusyIntervals = (Vec<(Timestamp, Timestamp)>, Vec<Duration>);
+
+/// Per device, the union of every GPU event's interval, with running sums.
+struct DeviceBusy {
+    devices: FxHashMap<u32, BusyIntervals>,
+}
+
+impl DeviceBusy {
+    fn new(trace: &Trace) -> Self {
+        let gpu = &trace.gpu;
+        Self::from_intervals(
+            (0..gpu.len()).map(|row| (gpu.device[row], gpu.start[row], gpu.end(row))),
+        )
+    }
+
+    fn from_intervals(intervals: impl Iterator<Item = (u32, Timestamp, Timestamp)>) -> Self {
+        let mut per: FxHashMap<u32, Vec<(Timestamp, Timestamp)>> = FxHashMap::default();
+        for (device, start, end) in intervals {
+            per.entry(device).or_default().push((start, end));
+        }
+        let devices = per
+            .into_iter()
+            .map(|(device, mut spans)| {
+                spans.sort_unstable();
+                let mut merged: Vec<(Timestamp, Timestamp)> = Vec::with_capacity(spans.len());
+                for (start, end) in spans {
+                    match merged.last_mut() {
+                        Some(last) if start <= last.1 => last.1 = last.1.max(end),
+                        _ => merged.push((start, end)),
+                    }
+                }
+                let mut sums = vec![Duration::ZERO];
+                for (start, end) in &merged {
+                    let before = sums.last().copied().unwrap_or(Duration::ZERO);
+                    sums.push(before + (*end - *start));
+                }
+                (device, (merged, sums))
+            })
+            .collect();
+        DeviceBusy { devices }
+    }
+
+    /// Busy time of `device` before `at`.
+    fn before(&self, device: u32, at: Timestamp) -> Duration {
+        let Some((merged, sums)) = self.devices.get(&device) else {
+            return Duration::ZERO;
+        };
+        let i = merged.partition_point(|span| span.1 <= at);
+        let partial = merged
+            .get(i)
+            .filter(|span| span.0 < at)
+            .map_or(Duration::ZERO, |span| at - span.0);
+        sums[i] + partial
+    }
+
+    /// Busy time of `device` between `start` and `end`.
+    fn within(&self, device: u32, start: Timestamp, end: Timestamp) -> Duration {
+        self.before(device, end) - self.before(device, start)
     }
 }
 
@@ -301,6 +440,19 @@ fn union_length(intervals: &mut [(u32, Timestamp, Timestamp)]) -> Duration {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn device_busy_counts_the_union_inside_a_span() {
+        let t = Timestamp::from_nanos;
+        let busy = DeviceBusy::from_intervals(
+            [(0, 10), (5, 15), (20, 25)]
+                .into_iter()
+                .map(|(start, end)| (0, t(start), t(end))),
+        );
+        assert_eq!(busy.within(0, t(0), t(30)).as_nanos(), 20);
+        assert_eq!(busy.within(0, t(12), t(22)).as_nanos(), 3 + 2);
+        assert_eq!(busy.within(1, t(0), t(30)).as_nanos(), 0);
+    }
 
     #[test]
     fn union_merges_overlaps_per_device() {

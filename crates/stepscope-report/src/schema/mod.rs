@@ -298,7 +298,9 @@ pub struct Stage {
     pub share_of_total: f64,
     /// Union of intervals per device.
     pub busy_time_us: f64,
-    /// Step windows.
+    /// What the window spans: `step_windows`, `gpu_span`, `mixed` or `not_measured`.
+    pub idle_basis: &'static str,
+    /// Step windows, or the stage's GPU span per device.
     pub window_us: f64,
     /// Window minus busy.
     pub idle_time_us: f64,
@@ -370,6 +372,7 @@ fn stage(summary: &StageSummary, total: Duration, top: usize) -> Stage {
         gpu_time_us: micros(summary.gpu_time),
         share_of_total: share(summary.gpu_time, total),
         busy_time_us: micros(summary.busy_time),
+        idle_basis: summary.idle_basis.as_str(),
         window_us: micros(summary.window),
         idle_time_us: micros(summary.idle_time),
         categories: rows(&summary.categories, usize::MAX),

@@ -251,21 +251,28 @@ fn render_breakdown(
     }
 }
 
-fn render_stage(out: &mut String, stage: &Stage, missing_work: bool, options: &TerminalOptions) {
-    let idle = if stage.steps > 0 {
-        let note = if missing_work && stage.idle_time_us > 0.0 {
-            " (beside unrecorded replays, idle time is missing work, not idleness)"
-        } else {
-            ""
-        };
-        format!(
-            ", idle {} of {} step windows{note}",
-            micros_text(stage.idle_time_us),
-            micros_text(stage.window_us)
-        )
-    } else {
-        String::new()
+/// `, idle X of Y step windows` (or GPU span), with a warning beside unrecorded replays.
+fn idle_text(stage: &Stage, missing_work: bool) -> String {
+    let over = match stage.idle_basis {
+        "step_windows" => "step windows",
+        "gpu_span" => "GPU span (first to last event, per device)",
+        "mixed" => "step windows and GPU spans",
+        _ => return String::new(),
     };
+    let note = if missing_work && stage.idle_time_us > 0.0 {
+        " (beside unrecorded replays, idle time is missing work, not idleness)"
+    } else {
+        ""
+    };
+    format!(
+        ", idle {} of {} {over}{note}",
+        micros_text(stage.idle_time_us),
+        micros_text(stage.window_us)
+    )
+}
+
+fn render_stage(out: &mut String, stage: &Stage, missing_work: bool, options: &TerminalOptions) {
+    let idle = idle_text(stage, missing_work);
     let _ = writeln!(
         out,
         "\n{} — {}, {}, GPU time {} ({} of all), busy {}{idle}",

@@ -65,7 +65,7 @@ fn headers() -> Vec<(&'static str, String)> {
         ),
         (
             "stages.csv",
-            "file,stage,steps,events,gpu_time_us,share_of_total,busy_time_us,idle_time_us,window_us".to_owned(),
+            "file,stage,steps,events,gpu_time_us,share_of_total,busy_time_us,idle_time_us,window_us,idle_basis".to_owned(),
         ),
         (
             "categories.csv",

@@ -120,3 +120,69 @@ fn demo_truth_comes_back_out() {
         );
     }
 }
+
+/// TraceLens's `gpu_timeline.csv` for a trace: (idle ms, total ms).
+fn tracelens_timeline(csv: &str) -> (f64, f64) {
+    let text = std::fs::read_to_string(common::shared(csv)).expect("reference CSV");
+    let value = |key: &str| -> f64 {
+        text.lines()
+            .find_map(|line| line.strip_prefix(&format!("{key},")))
+            .and_then(|rest| rest.split(',').next()?.parse().ok())
+            .unwrap_or_else(|| panic!("{key} in {csv}"))
+    };
+    (value("idle_time"), value("total_time"))
+}
+
+#[test]
+fn idle_time_is_measured_over_step_windows_or_the_gpu_span_as_tracelens_does() {
+    use stepscope_analysis::passes::stage_breakdown::IdleBasis;
+    let base = "tracelens/tests/traces";
+    // One stage holds every GPU event of each of these, so its idle time is the trace's.
+    let cases = [
+        ("mi210/gpu_only_trace/gpu_only_trace", IdleBasis::GpuSpan),
+        ("torch_compile_triton/trace", IdleBasis::GpuSpan),
+        (
+            "mi300/google_owlv2-large-patch14-ensemble__1016001",
+            IdleBasis::StepWindows,
+        ),
+    ];
+    for (name, basis) in cases {
+        let trace = common::read(&format!("{base}/{name}.json.gz"));
+        let result = analysis(&trace);
+        let stages: Vec<&StageSummary> = result
+            .breakdown
+            .stages
+            .iter()
+            .filter(|s| s.events > 0)
+            .collect();
+        assert_eq!(stages.len(), 1, "{name}");
+        let stage = stages[0];
+        assert_eq!(stage.idle_basis, basis, "{name}");
+        let (idle, total) =
+            tracelens_timeline(&format!("{base}/{name}_perf_report_csvs/gpu_timeline.csv"));
+        let ms = |d: stepscope_model::Duration| d.as_nanos() as f64 / 1e6;
+        assert!(
+            (ms(stage.window) - total).abs() <= 0.001 * total,
+            "{name}: window {} vs {total}",
+            ms(stage.window)
+        );
+        assert!(
+            (ms(stage.idle_time) - idle).abs() <= 0.001 * total,
+            "{name}: idle {} vs {idle}",
+            ms(stage.idle_time)
+        );
+    }
+}
+
+#[test]
+fn a_trace_without_steps_has_measured_idle_time_not_zero() {
+    use stepscope_analysis::passes::stage_breakdown::IdleBasis;
+    let trace =
+        common::read("tracelens/tests/traces/mi300/ddp_resnet18_no_pool/train_resnet18.json.gz");
+    let result = analysis(&trace);
+    for stage in result.breakdown.stages.iter().filter(|s| s.events > 0) {
+        assert_eq!(stage.idle_basis, IdleBasis::GpuSpan);
+        assert!(stage.window > stage.busy_time, "{:?}", stage.stage);
+        assert!(stage.idle_time.as_nanos() > 0);
+    }
+}
