@@ -379,14 +379,16 @@ mod tests {
                 "rope_embedding",
                 "communication",
                 "quantization",
+                "softmax",
                 "sampling",
+                "reduce",
                 "elementwise",
                 "convolution",
                 "memcpy_memset",
                 "other",
             ]
         );
-        assert_eq!(table.other(), CategoryId(12));
+        assert_eq!(table.other(), CategoryId(14));
         assert_eq!(table.id("memcpy_memset"), Some(table.memory()));
         for (i, name) in table.names().iter().enumerate() {
             let id = CategoryId(i as u16);
@@ -507,9 +509,28 @@ mod tests {
             &[
                 "void at::native::reduce_kernel<512, 1, at::native::ReduceOp<float, at::native::ArgMaxOps<float>, unsigned int, long, 4, 4> >()",
                 "void flashinfer::sampling::TopKTopPSamplingFromProbKernel<1024u, (cub::BlockScanAlgorithm)2, 4u, true, float, int>()",
-                "void (anonymous namespace)::softmax_warp_forward<float, float, float, 9, false, false>(float*, float const*, int, int, int, bool const*, int, bool)",
                 "void at::native::(anonymous namespace)::sbtopk::gatherTopK<float, unsigned int, 2, false>()",
             ],
+        );
+        assert_all(
+            "softmax",
+            &[
+                "void (anonymous namespace)::softmax_warp_forward<float, float, float, 9, false, false>(float*, float const*, int, int, int, bool const*, int, bool)",
+                "void at::native::(anonymous namespace)::cunn_SoftMaxForward<4, float, float, float, at::native::(anonymous namespace)::SoftMaxForwardEpilogue>(float*, float const*, int)",
+                "triton_red_fused__softmax_0",
+            ],
+        );
+        assert_all(
+            "reduce",
+            &[
+                "void at::native::reduce_kernel<512, 1, at::native::ReduceOp<float, at::native::MeanOps<float, float, float, float>, unsigned int, float, 4> >()",
+                "triton_red_fused_sum_3",
+                "triton_per_fused_mean_mul_7",
+            ],
+        );
+        assert_all(
+            "attention",
+            &["sage_fwd_kernel", "qk_int8_sv_f8_accum_f32_attn_inst_buf"],
         );
     }
 
@@ -520,7 +541,6 @@ mod tests {
             &[
                 "void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<long>, std::array<char*, 1ul> >(int, at::native::FillFunctor<long>, std::array<char*, 1ul>)",
                 "void at::native::(anonymous namespace)::CatArrayBatchedCopy<at::native::(anonymous namespace)::OpaqueType<2u>, unsigned int, 4, 64, 64>()",
-                "void at::native::reduce_kernel<512, 1, at::native::ReduceOp<float, at::native::MeanOps<float, float, float, float>, unsigned int, float, 4> >()",
                 "triton_poi_fused__scaled_dot_product_flash_attention_cat_transpose_view_10",
                 "triton_poi_fused_constant_pad_nd_moe_forward_0",
                 "batched_transpose_32x32_half",

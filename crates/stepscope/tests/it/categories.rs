@@ -216,3 +216,56 @@ fn user_table_replaces_the_built_in_one() {
         "attention and the rest are unmatched"
     );
 }
+
+/// Every shared Kineto JSON trace with GPU events.
+fn every_shared_trace_with_gpu_events() -> Vec<String> {
+    let root = common::shared_traces();
+    let mut found = Vec::new();
+    let mut stack = vec![root.clone()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).expect("shared traces folder") {
+            let path = entry.expect("entry").path();
+            let name = path.to_string_lossy().to_string();
+            if path.is_dir() {
+                stack.push(path);
+            } else if (name.ends_with(".json") || name.ends_with(".json.gz"))
+                && !name.contains("rocprof/")
+            {
+                found.push(
+                    path.strip_prefix(&root)
+                        .expect("under root")
+                        .to_string_lossy()
+                        .to_string(),
+                );
+            }
+        }
+    }
+    found.sort();
+    found
+}
+
+#[test]
+fn other_stays_under_ten_percent_on_every_shared_trace() {
+    let traces = every_shared_trace_with_gpu_events();
+    assert!(traces.len() >= 20, "{traces:?}");
+    for relative in traces {
+        let shares = Shares::of(&relative);
+        if shares.total == 0 || shares.nanos.iter().filter(|&&n| n > 0).count() < 2 {
+            continue; // no GPU time, or a single kernel (kineto's before_fix_trace)
+        }
+        shares.assert_other_below_ten_percent(&relative);
+    }
+}
+
+#[test]
+fn softmax_is_its_own_category_not_token_sampling() {
+    // OWLv2 (a vision model): 46% of its GPU time is softmax kernels, no token sampling.
+    let owl = "tracelens/tests/traces/mi300/google_owlv2-large-patch14-ensemble__1016001.json.gz";
+    let shares = Shares::of(owl);
+    assert!(shares.share("softmax") > 0.3, "{}", shares.share("softmax"));
+    assert!(
+        shares.share("sampling") < 0.01,
+        "{}",
+        shares.share("sampling")
+    );
+}
