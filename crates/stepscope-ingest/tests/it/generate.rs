@@ -354,14 +354,24 @@ impl Doc {
     /// Repeats the events, each copy later in time, until the document is `min_bytes` long.
     pub fn tile_to(&mut self, min_bytes: usize) {
         let len = self.render().len().max(1);
-        let copies = min_bytes.div_ceil(len) + 1;
+        let mut copies = min_bytes.div_ceil(len) + 1;
         let template = std::mem::take(&mut self.events);
-        // Small shifts keep every start exact when written as a float of microseconds.
-        for copy in 0..copies as i64 {
-            self.events.extend(template.iter().map(|e| Event {
-                ts: e.ts + copy * 7,
-                ..e.clone()
-            }));
+        // The estimate counts the header with every copy; a large header and few events
+        // fall short of `min_bytes`, so grow until the rendered document is big enough.
+        loop {
+            // Small shifts keep every start exact when written as a float of microseconds.
+            self.events = (0..copies as i64)
+                .flat_map(|copy| {
+                    template.iter().map(move |e| Event {
+                        ts: e.ts + copy * 7,
+                        ..e.clone()
+                    })
+                })
+                .collect();
+            if self.render().len() >= min_bytes {
+                return;
+            }
+            copies *= 2;
         }
     }
 
