@@ -162,7 +162,6 @@ fn coverage(
         trace,
         PatternInputs {
             links,
-            launches: &launches,
             coverage: &coverage,
             steps,
             captures: &own_captures,

@@ -9,7 +9,7 @@
 //! Example: `hipGraphLaunch` with correlation 92178 → the 544 kernels of that replay.
 
 use rustc_hash::FxHashMap;
-use stepscope_model::{CorrelationId, GpuEventKind, Trace};
+use stepscope_model::{CorrelationId, GpuEventKind, Timestamp, Trace};
 
 /// Links between runtime calls and GPU events.
 #[derive(Debug, Clone, Default)]
@@ -41,6 +41,13 @@ impl LaunchLinks {
     pub fn launched(&self, call: usize) -> &[u32] {
         let (start, end) = (self.offsets[call] as usize, self.offsets[call + 1] as usize);
         &self.rows[start..end]
+    }
+
+    /// Start of the first GPU event runtime call `call` launched, if any.
+    pub fn first_start(&self, trace: &Trace, call: usize) -> Option<Timestamp> {
+        self.launched(call)
+            .first()
+            .map(|&g| trace.gpu.start[g as usize])
     }
 }
 

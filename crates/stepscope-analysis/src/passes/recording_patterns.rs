@@ -28,7 +28,6 @@
 
 use super::capture_graphs::CapturedGraph;
 use super::graph_identity::SizeSource;
-use super::graph_launches::GraphLaunches;
 use super::launch_links::LaunchLinks;
 use super::replay_coverage::{ReplayCoverage, ReplayStatus};
 use super::steps::Steps;
@@ -106,8 +105,6 @@ pub struct PatternFinding {
 pub struct PatternInputs<'a> {
     /// Launch links.
     pub links: &'a LaunchLinks,
-    /// Replays.
-    pub launches: &'a GraphLaunches,
     /// Their coverage.
     pub coverage: &'a ReplayCoverage,
     /// Steps.
@@ -207,24 +204,18 @@ fn kernels_after_step(trace: &Trace, inputs: PatternInputs<'_>) -> Option<Patter
     if deferred.is_empty() {
         return None;
     }
-    let steps = &inputs.steps.steps;
+    let mut last_end: std::collections::HashMap<_, Timestamp> = std::collections::HashMap::new();
+    for step in &inputs.steps.steps {
+        let end = last_end.entry(step.process).or_insert(step.end);
+        *end = (*end).max(step.end);
+    }
     let after_last_step = deferred
         .iter()
         .filter(|&&r| {
             let launch = replays[r].launch as usize;
-            let process = trace.runtime.process[launch];
-            let last_end = steps
-                .iter()
-                .filter(|s| s.process == process)
-                .map(|s| s.end)
-                .max();
-            let first = inputs
-                .links
-                .launched(launch)
-                .iter()
-                .map(|&g| trace.gpu.start[g as usize])
-                .min();
-            first.zip(last_end).is_some_and(|(f, end)| f > end)
+            let end = last_end.get(&trace.runtime.process[launch]);
+            let first = inputs.links.first_start(trace, launch);
+            first.zip(end).is_some_and(|(f, end)| f > *end)
         })
         .count() as u32;
     Some(finding(
@@ -286,14 +277,7 @@ fn eager_launches(trace: &Trace, inputs: PatternInputs<'_>) -> Vec<(Timestamp, O
     };
     let mut eager: Vec<(Timestamp, Option<Timestamp>)> = (0..runtime.len())
         .filter(|&r| runtime.kind[r] == RuntimeCallKind::EagerLaunch && !captured(r))
-        .map(|r| {
-            let first = links
-                .launched(r)
-                .iter()
-                .map(|&g| trace.gpu.start[g as usize])
-                .min();
-            (runtime.start[r], first)
-        })
+        .map(|r| (runtime.start[r], links.first_start(trace, r)))
         .collect();
     eager.sort_unstable();
     eager

@@ -26,7 +26,7 @@ use stepscope_model::{Duration, GpuEventKind, RuntimeCallKind, Trace};
 mod timing;
 mod totals;
 
-pub use timing::{first_start, overlapping_replays};
+pub use timing::overlapping_replays;
 
 pub use totals::{COUNTERS, CounterInfo, CoverageTotals, Range};
 

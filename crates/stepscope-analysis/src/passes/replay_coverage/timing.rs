@@ -73,17 +73,6 @@ pub fn overlapping_replays(
         .collect()
 }
 
-/// Start of a replay's first recorded GPU event.
-pub fn first_start(trace: &Trace, inputs: CoverageInputs<'_>, replay: usize) -> Option<Timestamp> {
-    let launch = inputs.launches.launches[replay].launch as usize;
-    inputs
-        .links
-        .launched(launch)
-        .iter()
-        .map(|&g| trace.gpu.start[g as usize])
-        .min()
-}
-
 fn is_deferred(
     trace: &Trace,
     inputs: CoverageInputs<'_>,
@@ -93,7 +82,8 @@ fn is_deferred(
     let Some(step) = inputs.launches.launches[replay].step else {
         return false;
     };
-    let Some(first) = first_start(trace, inputs, replay) else {
+    let launch = inputs.launches.launches[replay].launch as usize;
+    let Some(first) = inputs.links.first_start(trace, launch) else {
         return false;
     };
     let steps = &inputs.steps.steps;
