@@ -63,19 +63,17 @@ fn add_stage(sum: &mut StageSummary, part: &StageSummary) {
 }
 
 fn merge_rows(sum: &mut Vec<TimeRow>, part: &[TimeRow]) {
-    let mut index: FxHashMap<String, usize> = sum
+    let mut index: FxHashMap<(String, String), usize> = sum
         .iter()
         .enumerate()
-        .map(|(i, r)| (r.name.clone(), i))
+        .map(|(i, r)| ((r.name.clone(), r.category.clone()), i))
         .collect();
     for row in part {
-        match index.get(&row.name) {
-            Some(&i) => {
-                sum[i].events += row.events;
-                sum[i].time = sum[i].time + row.time;
-            }
+        let key = (row.name.clone(), row.category.clone());
+        match index.get(&key) {
+            Some(&i) => sum[i].add(row),
             None => {
-                index.insert(row.name.clone(), sum.len());
+                index.insert(key, sum.len());
                 sum.push(row.clone());
             }
         }

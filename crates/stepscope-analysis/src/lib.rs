@@ -18,6 +18,7 @@ pub mod passes;
 
 use passes::capture_graphs::{CapturedGraph, captured_graphs};
 use passes::content_groups::content_groups;
+use passes::event_categories::{EventCategories, EventCategoryInputs, categorize_events};
 use passes::graph_identity::{
     GraphAssignment, IdentityInputs, assign_graphs, uniform_capture_size,
 };
@@ -25,6 +26,7 @@ use passes::graph_launches::{LaunchInputs, graph_launches};
 use passes::kernel_categories::{KernelCategories, categorize_names};
 use passes::launch_cycles::{LaunchCycles, launch_cycles};
 use passes::launch_links::{LaunchLinks, link_launches};
+use passes::launching_ops::launching_ops;
 use passes::missing_time::{MissingInputs, missing_time};
 use passes::recording_patterns::{PatternFinding, PatternInputs, recording_patterns};
 use passes::replay_coverage::{
@@ -78,13 +80,13 @@ pub struct TraceAnalysis {
 /// recorded the same work), `launch_cycles` (periods of launches per thread),
 /// `graph_identity` (graph, size and evidence per replay), `replay_coverage` with
 /// `missing_time` (statuses, totals, ranges, verdict), `recording_patterns`,
-/// `kernel_categories`,
-/// `stage_breakdown`, `runtime_advice`.
+/// `launching_ops` with `kernel_categories` and `event_categories` (a category per GPU
+/// event, from its launching op or its name), `stage_breakdown`, `runtime_advice`.
 pub fn analyze(trace: &Trace, options: &AnalysisOptions<'_>) -> TraceAnalysis {
     let links = link_launches(trace);
     let steps = find_steps(trace);
     let (coverage, patterns) = coverage(trace, &links, &steps, options);
-    let categories = categorize_names(trace, options.categories);
+    let categories = event_categories(trace, &links, options.categories);
     let breakdown = stage_breakdown(
         trace,
         BreakdownInputs {
@@ -103,6 +105,26 @@ pub fn analyze(trace: &Trace, options: &AnalysisOptions<'_>) -> TraceAnalysis {
         advice,
         patterns,
     }
+}
+
+/// The category of every GPU event: `launching_ops`, `kernel_categories` (names),
+/// `event_categories`.
+fn event_categories(
+    trace: &Trace,
+    links: &LaunchLinks,
+    table: &KernelCategories,
+) -> EventCategories {
+    let names = categorize_names(trace, table);
+    let ops = launching_ops(trace);
+    categorize_events(
+        trace,
+        EventCategoryInputs {
+            table,
+            names: &names,
+            links,
+            ops: &ops,
+        },
+    )
 }
 
 /// The replay-coverage chain of passes.

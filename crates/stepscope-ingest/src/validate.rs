@@ -177,6 +177,17 @@ fn refuse_absurd_times(builder: &mut TraceBuilder) {
             annotations.retain_rows(&keep_mask(annotations.len(), &rows));
         }
     }
+    let ops = &mut trace.cpu_ops;
+    let rows = outside(&ops.start, &ops.duration, allowed);
+    if !rows.is_empty() {
+        ops.retain_rows(&keep_mask(ops.len(), &rows));
+        builder.stats_mut().add(
+            "cpu_op_absurd_time",
+            Severity::DataLoss,
+            "CPU operator events far outside the trace's time range; skipped, so kernels they launched are categorised by name",
+            rows.len() as u64,
+        );
+    }
     for event in refused {
         builder.add_damaged(event);
     }

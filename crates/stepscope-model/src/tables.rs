@@ -202,7 +202,8 @@ impl RuntimeCalls {
     }
 }
 
-/// One annotation span (`user_annotation` on the host, `gpu_user_annotation` on a device).
+/// One host or device span: an annotation (`user_annotation` on the host,
+/// `gpu_user_annotation` on a device) or a CPU operator (`cpu_op`).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct AnnotationRecord {
     /// Interned label, e.g. `step[DECODE bs=32]`.
@@ -217,7 +218,7 @@ pub struct AnnotationRecord {
     pub duration: Duration,
 }
 
-/// Annotation spans, column-wise.
+/// Annotation or CPU operator spans, column-wise.
 #[derive(Debug, Default, Clone)]
 #[allow(missing_docs)] // each column is documented on `AnnotationRecord`
 pub struct Annotations {

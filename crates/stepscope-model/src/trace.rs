@@ -21,7 +21,7 @@ pub enum ProcessKey {
 pub struct EventCounts {
     /// Every entry of the event list, any phase.
     pub events: u64,
-    /// CPU operator events (`cpu_op`, `Operator`); counted, not stored.
+    /// CPU operator events (`cpu_op`, `Operator`), stored in [`Trace::cpu_ops`].
     pub cpu_ops: u64,
     /// Python function events; counted, not stored.
     pub python_functions: u64,
@@ -55,6 +55,9 @@ pub struct Trace {
     pub annotations: Annotations,
     /// Device-side mirrors of annotations (`gpu_user_annotation`).
     pub gpu_annotations: Annotations,
+    /// Host CPU operator spans (`cpu_op`: `aten::mm`, `vllm::unified_attention`, ...),
+    /// nested per thread; the innermost one around a launch call is its launching op.
+    pub cpu_ops: Annotations,
     /// Flow arrows.
     pub flows: Flows,
     /// Header facts.
@@ -156,6 +159,11 @@ impl TraceBuilder {
         self.trace.annotations.push(span);
     }
 
+    /// Adds a host CPU operator span.
+    pub fn add_cpu_op(&mut self, span: AnnotationRecord) {
+        self.trace.cpu_ops.push(span);
+    }
+
     /// Adds a device-side annotation span.
     pub fn add_gpu_annotation(&mut self, span: AnnotationRecord) {
         self.trace.gpu_annotations.push(span);
@@ -239,16 +247,9 @@ impl TraceBuilder {
         for (target, source) in [
             (&mut self.trace.annotations, &other.annotations),
             (&mut self.trace.gpu_annotations, &other.gpu_annotations),
+            (&mut self.trace.cpu_ops, &other.cpu_ops),
         ] {
-            for row in 0..source.len() {
-                target.push(AnnotationRecord {
-                    name: map_name(source.name[row]),
-                    process: processes[source.process[row].index()],
-                    thread: map_thread(source.thread[row]),
-                    start: source.start[row],
-                    duration: source.duration[row],
-                });
-            }
+            append_spans(target, source, &processes, map_name, map_thread);
         }
         let flows = &mut self.trace.flows;
         flows.id.extend(&other.flows.id);
@@ -278,6 +279,24 @@ fn remap_key(key: ProcessKey, names: &[NameId]) -> ProcessKey {
     match key {
         ProcessKey::Label(n) => ProcessKey::Label(names[n.index()]),
         number => number,
+    }
+}
+
+fn append_spans(
+    target: &mut Annotations,
+    source: &Annotations,
+    processes: &[ProcessId],
+    map_name: impl Fn(NameId) -> NameId,
+    map_thread: impl Fn(ThreadId) -> ThreadId,
+) {
+    for row in 0..source.len() {
+        target.push(AnnotationRecord {
+            name: map_name(source.name[row]),
+            process: processes[source.process[row].index()],
+            thread: map_thread(source.thread[row]),
+            start: source.start[row],
+            duration: source.duration[row],
+        });
     }
 }
 

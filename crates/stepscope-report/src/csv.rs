@@ -198,11 +198,28 @@ fn rows(document: &Document, kernels: bool) -> Records {
     // Kernel rows carry their category; category rows are their own category.
     let header: &[&str] = if kernels {
         &[
-            "file", "stage", "kernel", "category", "events", "time_us", "share", "mean_us",
+            "file",
+            "stage",
+            "kernel",
+            "category",
+            "events",
+            "time_us",
+            "share",
+            "mean_us",
+            "events_by_op",
+            "time_by_op_us",
         ]
     } else {
         &[
-            "file", "stage", "category", "events", "time_us", "share", "mean_us",
+            "file",
+            "stage",
+            "category",
+            "events",
+            "time_us",
+            "share",
+            "mean_us",
+            "events_by_op",
+            "time_by_op_us",
         ]
     };
     let mut out = vec![strings(header)];
@@ -219,6 +236,8 @@ fn rows(document: &Document, kernels: bool) -> Records {
                     r.time_us.to_string(),
                     r.share.to_string(),
                     r.mean_us.to_string(),
+                    r.events_by_op.to_string(),
+                    r.time_by_op_us.to_string(),
                 ]);
                 out.push(record);
             }

@@ -2,11 +2,13 @@
 
 pub mod capture_graphs;
 pub mod content_groups;
+pub mod event_categories;
 pub mod graph_identity;
 pub mod graph_launches;
 pub mod kernel_categories;
 pub mod launch_cycles;
 pub mod launch_links;
+pub mod launching_ops;
 pub mod missing_time;
 pub mod recording_patterns;
 pub mod replay_coverage;

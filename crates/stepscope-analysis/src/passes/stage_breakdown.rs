@@ -11,7 +11,8 @@
 //! differ from prefill's; one mixed table answers neither question.
 //! Example: decode 71 % GEMM, 12 % attention; prefill 58 % GEMM, 30 % attention.
 
-use super::kernel_categories::{CategorizedNames, KernelCategories};
+use super::event_categories::EventCategories;
+use super::kernel_categories::{CategoryId, KernelCategories};
 use super::launch_links::LaunchLinks;
 use super::steps::{Stage, Steps};
 use rustc_hash::FxHashMap;
@@ -56,6 +57,31 @@ pub struct TimeRow {
     pub events: u64,
     /// Sum of durations.
     pub time: Duration,
+    /// Of `events`, those whose launching CPU op decided the category (the rest: the
+    /// kernel's name).
+    pub events_by_op: u64,
+    /// Of `time`, the time of the events whose launching op decided the category.
+    pub time_by_op: Duration,
+}
+
+impl TimeRow {
+    /// Events whose name decided the category.
+    pub fn events_by_name(&self) -> u64 {
+        self.events - self.events_by_op
+    }
+
+    /// Time of the events whose name decided the category.
+    pub fn time_by_name(&self) -> Duration {
+        self.time - self.time_by_op
+    }
+
+    /// Adds another row's counts to this one.
+    pub fn add(&mut self, other: &TimeRow) {
+        self.events += other.events;
+        self.time = self.time + other.time;
+        self.events_by_op += other.events_by_op;
+        self.time_by_op = self.time_by_op + other.time_by_op;
+    }
 }
 
 /// What a stage's window (and so its idle time) is measured over.
@@ -119,7 +145,8 @@ pub struct StageSummary {
     pub idle_time: Duration,
     /// Per category, by time descending, categories with no time left out.
     pub categories: Vec<TimeRow>,
-    /// Per kernel name, by time descending (all of them; reports cut to top N).
+    /// Per kernel name and category, by time descending (all of them; reports cut to top
+    /// N). A kernel launched by ops of different categories has one row per category.
     pub kernels: Vec<TimeRow>,
 }
 
@@ -157,8 +184,8 @@ pub struct BreakdownInputs<'a> {
     pub steps: &'a Steps,
     /// Category table.
     pub table: &'a KernelCategories,
-    /// Category of every name.
-    pub categories: &'a CategorizedNames,
+    /// Category of every GPU event.
+    pub categories: &'a EventCategories,
 }
 
 /// The step (if any) of every GPU event.
@@ -200,7 +227,7 @@ pub fn stage_breakdown(trace: &Trace, inputs: BreakdownInputs<'_>) -> StageBreak
         accumulators
             .entry(stage_of(row))
             .or_default()
-            .add(trace, row, *step);
+            .add(trace, row, *step, inputs.categories);
     }
     for step in &inputs.steps.steps {
         accumulators
@@ -238,7 +265,8 @@ struct Accumulator {
     steps: u32,
     events: u64,
     gpu_time: Duration,
-    by_name: FxHashMap<NameId, (u64, Duration)>,
+    /// Per kernel name and category: events, time, events and time decided by op.
+    by_name: FxHashMap<(NameId, CategoryId), TimeCounts>,
     /// (device, start, end) of every event, for busy time.
     intervals: Vec<(u32, Timestamp, Timestamp)>,
     /// Per step: first start and last end.
@@ -246,14 +274,14 @@ struct Accumulator {
 }
 
 impl Accumulator {
-    fn add(&mut self, trace: &Trace, row: usize, step: Option<u32>) {
+    fn add(&mut self, trace: &Trace, row: usize, step: Option<u32>, categories: &EventCategories) {
         let gpu = &trace.gpu;
         let (start, end) = (gpu.start[row], gpu.end(row));
         self.events += 1;
         self.gpu_time = self.gpu_time + gpu.duration[row];
-        let entry = self.by_name.entry(gpu.name[row]).or_default();
-        entry.0 += 1;
-        entry.1 = entry.1 + gpu.duration[row];
+        let key = (gpu.name[row], categories.category[row]);
+        let entry = self.by_name.entry(key).or_default();
+        entry.add(gpu.duration[row], categories.by_op[row]);
         self.intervals.push((gpu.device[row], start, end));
         if let Some(step) = step {
             let span = self.step_spans.entry(step).or_insert((start, end));
@@ -307,29 +335,17 @@ impl Accumulator {
         let (idle_basis, window, idle_time) = self.idle(busy_time, device_busy);
         let names = inputs.table.names();
         let mut categories: Vec<TimeRow> = Vec::new();
-        let mut category_rows: FxHashMap<usize, usize> = FxHashMap::default();
+        let mut category_rows: FxHashMap<CategoryId, usize> = FxHashMap::default();
         let mut kernels: Vec<TimeRow> = Vec::with_capacity(self.by_name.len());
-        for (name, (events, time)) in &self.by_name {
-            let category = &names[inputs.categories.by_name[name.index()].0 as usize];
-            let index = *category_rows
-                .entry(inputs.categories.by_name[name.index()].0 as usize)
-                .or_insert_with(|| {
-                    categories.push(TimeRow {
-                        name: category.clone(),
-                        category: category.clone(),
-                        events: 0,
-                        time: Duration::ZERO,
-                    });
-                    categories.len() - 1
-                });
-            categories[index].events += events;
-            categories[index].time = categories[index].time + *time;
-            kernels.push(TimeRow {
-                name: trace.name(*name).to_owned(),
-                category: category.clone(),
-                events: *events,
-                time: *time,
+        for (&(name, id), counts) in &self.by_name {
+            let category = &names[id.index()];
+            let row = counts.row(trace.name(name), category);
+            let index = *category_rows.entry(id).or_insert_with(|| {
+                categories.push(TimeCounts::default().row(category, category));
+                categories.len() - 1
             });
+            categories[index].add(&row);
+            kernels.push(row);
         }
         sort_rows(&mut categories);
         sort_rows(&mut kernels);
@@ -344,6 +360,37 @@ impl Accumulator {
             idle_time,
             categories,
             kernels,
+        }
+    }
+}
+
+/// Events and time of one kernel name in one category, and the part decided by op.
+#[derive(Debug, Default, Clone, Copy)]
+struct TimeCounts {
+    events: u64,
+    time: Duration,
+    events_by_op: u64,
+    time_by_op: Duration,
+}
+
+impl TimeCounts {
+    fn add(&mut self, duration: Duration, by_op: bool) {
+        self.events += 1;
+        self.time = self.time + duration;
+        if by_op {
+            self.events_by_op += 1;
+            self.time_by_op = self.time_by_op + duration;
+        }
+    }
+
+    fn row(self, name: &str, category: &str) -> TimeRow {
+        TimeRow {
+            name: name.to_owned(),
+            category: category.to_owned(),
+            events: self.events,
+            time: self.time,
+            events_by_op: self.events_by_op,
+            time_by_op: self.time_by_op,
         }
     }
 }

@@ -159,7 +159,7 @@ fn add_complete_event(builder: &mut TraceBuilder, event: &RawEvent<'_>) {
         CategoryClass::Runtime => add_runtime_call(builder, event),
         CategoryClass::Annotation => add_annotation(builder, event, false),
         CategoryClass::GpuAnnotation => add_annotation(builder, event, true),
-        CategoryClass::CpuOp => builder.counts_mut().cpu_ops += 1,
+        CategoryClass::CpuOp => add_cpu_op(builder, event),
         CategoryClass::PythonFunction => builder.counts_mut().python_functions += 1,
         CategoryClass::Ignored => {}
         CategoryClass::Unknown => {
@@ -341,6 +341,31 @@ fn add_annotation(builder: &mut TraceBuilder, event: &RawEvent<'_>, on_gpu: bool
     } else {
         builder.add_annotation(record);
     }
+}
+
+/// Stores a CPU operator span; one without a usable time is counted and skipped (it only
+/// names the launching op of the kernels inside it, so nothing else is lost).
+fn add_cpu_op(builder: &mut TraceBuilder, event: &RawEvent<'_>) {
+    builder.counts_mut().cpu_ops += 1;
+    let Ok((start, duration)) = time_of(event, DamagedTable::Annotation) else {
+        builder.stats_mut().add(
+            "cpu_op_bad_time",
+            Severity::DataLoss,
+            "CPU operator events with a missing, unreadable or negative `ts`/`dur`; skipped, so kernels they launched are categorised by name",
+            1,
+        );
+        return;
+    };
+    let process = process_of(builder, event.pid.as_ref());
+    let name = builder.intern(name_text(event));
+    let thread = thread_of(builder, event.tid.as_ref());
+    builder.add_cpu_op(AnnotationRecord {
+        name,
+        process,
+        thread,
+        start: Timestamp::from_nanos(start),
+        duration: Duration::from_nanos(duration),
+    });
 }
 
 fn add_metadata_event(builder: &mut TraceBuilder, event: &RawEvent<'_>) {

@@ -31,7 +31,7 @@ pub fn trace_difference(a: &Trace, b: &Trace) -> Option<String> {
             .map(|(_, s)| s.to_owned())
             .collect::<Vec<_>>()
     };
-    let sections: [(&str, String, String); 12] = [
+    let sections: [(&str, String, String); 13] = [
         ("names", dbg(&names(a)), dbg(&names(b))),
         ("processes", dbg(&a.processes), dbg(&b.processes)),
         (
@@ -47,6 +47,7 @@ pub fn trace_difference(a: &Trace, b: &Trace) -> Option<String> {
             dbg(&a.gpu_annotations),
             dbg(&b.gpu_annotations),
         ),
+        ("cpu_ops", dbg(&a.cpu_ops), dbg(&b.cpu_ops)),
         ("flows", dbg(&a.flows), dbg(&b.flows)),
         ("metadata", dbg(&a.metadata), dbg(&b.metadata)),
         ("counts", dbg(&a.counts), dbg(&b.counts)),

@@ -325,6 +325,11 @@ pub struct Row {
     pub share: f64,
     /// Mean duration.
     pub mean_us: f64,
+    /// Of `events`, those whose launching CPU op decided the category.
+    pub events_by_op: u64,
+    /// Of `time_us`, the time of the events whose launching CPU op decided the category;
+    /// the rest was decided by the kernel's name.
+    pub time_by_op_us: f64,
 }
 
 impl Breakdown {
@@ -362,6 +367,8 @@ fn stage(summary: &StageSummary, total: Duration, top: usize) -> Stage {
                 } else {
                     micros(r.time) / r.events as f64
                 },
+                events_by_op: r.events_by_op,
+                time_by_op_us: micros(r.time_by_op),
             })
             .collect()
     };

@@ -286,13 +286,14 @@ fn render_stage(out: &mut String, stage: &Stage, missing_work: bool, options: &T
     if stage.events == 0 {
         return;
     }
-    let mut table = new_table(options, &["category", "time", "share", "events"]);
+    let mut table = new_table(options, &["category", "time", "share", "events", "by op"]);
     for row in &stage.categories {
         table.add_row(vec![
             row.name.clone(),
             micros_text(row.time_us),
             percent(row.share),
             row.events.to_string(),
+            by_op_text(row),
         ]);
     }
     right_align(&mut table, 1);
@@ -314,6 +315,16 @@ fn render_stage(out: &mut String, stage: &Stage, missing_work: bool, options: &T
     }
     right_align(&mut table, 2);
     let _ = writeln!(out, "{table}");
+}
+
+/// The share of a row's time that its launching CPU ops categorised (the rest, the
+/// kernels' names), or `-` when none did.
+fn by_op_text(row: &Row) -> String {
+    if row.events_by_op == 0 || row.time_us <= 0.0 {
+        "-".to_owned()
+    } else {
+        percent(row.time_by_op_us / row.time_us)
+    }
 }
 
 /// Kernel names cut to `max` characters keeping both ends; where two cut names would

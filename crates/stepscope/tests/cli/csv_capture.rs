@@ -69,11 +69,11 @@ fn headers() -> Vec<(&'static str, String)> {
         ),
         (
             "categories.csv",
-            "file,stage,category,events,time_us,share,mean_us".to_owned(),
+            "file,stage,category,events,time_us,share,mean_us,events_by_op,time_by_op_us".to_owned(),
         ),
         (
             "kernels.csv",
-            "file,stage,kernel,category,events,time_us,share,mean_us".to_owned(),
+            "file,stage,kernel,category,events,time_us,share,mean_us,events_by_op,time_by_op_us".to_owned(),
         ),
     ]
 }
