@@ -15,6 +15,11 @@
 //! `memcpy_memset`). All patterns compile into one [`RegexSet`], so a name is classified in
 //! one pass.
 //!
+//! The table also holds `[[op]]` rules, each a `category` and `patterns` over CPU op names
+//! ([`KernelCategories::classify_op`]): a kernel launched directly by an op one of them
+//! matches takes its category (pass [`event_categories`](super::event_categories)).
+//! The rules and how they compare with TraceLens are in `docs/categories.md`.
+//!
 //! ```
 //! use stepscope_analysis::passes::kernel_categories::KernelCategories;
 //! use stepscope_model::GpuEventKind;

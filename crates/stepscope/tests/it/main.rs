@@ -8,6 +8,7 @@ mod cycles;
 mod damage;
 mod hygiene;
 mod manifest;
+mod parity;
 mod patterns;
 mod removal;
 mod variants;
