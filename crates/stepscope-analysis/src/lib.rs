@@ -28,6 +28,7 @@ use passes::launch_cycles::{LaunchCycles, launch_cycles};
 use passes::launch_links::{LaunchLinks, link_launches};
 use passes::launching_ops::launching_ops;
 use passes::missing_time::{MissingInputs, missing_time};
+use passes::ranges::{RangeBreakdown, RangeInputs, RangePattern, range_breakdown};
 use passes::recording_patterns::{PatternFinding, PatternInputs, recording_patterns};
 use passes::replay_coverage::{
     CoverageInputs, ReplayCoverage, Verdict, judge_replays, missing_nodes, overlapping_replays,
@@ -45,6 +46,8 @@ pub struct AnalysisOptions<'a> {
     pub categories: &'a KernelCategories,
     /// Captured graphs from a capture trace (`--capture`), if given.
     pub capture: &'a [CapturedGraph],
+    /// Annotation names to break down (`--range`), if given.
+    pub ranges: Option<&'a RangePattern>,
 }
 
 impl<'a> AnalysisOptions<'a> {
@@ -53,6 +56,7 @@ impl<'a> AnalysisOptions<'a> {
         AnalysisOptions {
             categories,
             capture: &[],
+            ranges: None,
         }
     }
 }
@@ -72,6 +76,8 @@ pub struct TraceAnalysis {
     pub advice: RuntimeAdvice,
     /// How the profile lost replays, where it did.
     pub patterns: Vec<PatternFinding>,
+    /// Per matching annotation name, when a range pattern was given.
+    pub ranges: Option<RangeBreakdown>,
 }
 
 /// Runs every pass on one trace, in this order: `launch_links` (GPU events to host calls),
@@ -81,7 +87,8 @@ pub struct TraceAnalysis {
 /// `graph_identity` (graph, size and evidence per replay), `replay_coverage` with
 /// `missing_time` (statuses, totals, ranges, verdict), `recording_patterns`,
 /// `launching_ops` with `kernel_categories` and `event_categories` (a category per GPU
-/// event, from its launching op or its name), `stage_breakdown`, `runtime_advice`.
+/// event, from its launching op or its name), `stage_breakdown`, `ranges` (with a range
+/// pattern), `runtime_advice`.
 pub fn analyze(trace: &Trace, options: &AnalysisOptions<'_>) -> TraceAnalysis {
     let links = link_launches(trace);
     let steps = find_steps(trace);
@@ -96,6 +103,17 @@ pub fn analyze(trace: &Trace, options: &AnalysisOptions<'_>) -> TraceAnalysis {
             categories: &categories,
         },
     );
+    let ranges = options.ranges.map(|pattern| {
+        range_breakdown(
+            trace,
+            RangeInputs {
+                pattern,
+                links: &links,
+                table: options.categories,
+                categories: &categories,
+            },
+        )
+    });
     let advice = runtime_advice(&trace.metadata);
     TraceAnalysis {
         links,
@@ -104,6 +122,7 @@ pub fn analyze(trace: &Trace, options: &AnalysisOptions<'_>) -> TraceAnalysis {
         breakdown,
         advice,
         patterns,
+        ranges,
     }
 }
 

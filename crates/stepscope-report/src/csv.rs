@@ -1,24 +1,35 @@
 //! CSV output: one file per table, for spreadsheets and pandas.
 
 use crate::ReportError;
-use crate::schema::{Document, EvidenceWire, UnverifiedWire};
+mod ranges;
+
+use crate::schema::{Document, EvidenceWire, Row, UnverifiedWire};
 use std::path::{Path, PathBuf};
 use stepscope_analysis::passes::replay_coverage::COUNTERS;
 
 /// Writes `graphs.csv`, `findings.csv`, `stages.csv`, `categories.csv` and `kernels.csv`
-/// into `dir` (created if missing); returns the paths written.
+/// into `dir` (created if missing), and with `--range` also `ranges.csv`,
+/// `range_categories.csv` and `range_kernels.csv`; returns the paths written.
 pub fn write_tables(document: &Document, dir: &Path) -> Result<Vec<PathBuf>, ReportError> {
     std::fs::create_dir_all(dir).map_err(|source| ReportError::Write {
         path: dir.to_owned(),
         source,
     })?;
-    Ok(vec![
+    let mut written = vec![
         write(dir, "graphs.csv", &graphs(document))?,
         write(dir, "findings.csv", &findings(document))?,
         write(dir, "stages.csv", &stages(document))?,
         write(dir, "categories.csv", &rows(document, false))?,
         write(dir, "kernels.csv", &rows(document, true))?,
-    ])
+    ];
+    if document.files.iter().any(|f| f.ranges.is_some()) {
+        written.extend([
+            write(dir, "ranges.csv", &ranges::ranges(document))?,
+            write(dir, "range_categories.csv", &ranges::rows(document, false))?,
+            write(dir, "range_kernels.csv", &ranges::rows(document, true))?,
+        ]);
+    }
+    Ok(written)
 }
 
 type Records = Vec<Vec<String>>;
@@ -194,12 +205,10 @@ fn stages(document: &Document) -> Records {
     out
 }
 
-fn rows(document: &Document, kernels: bool) -> Records {
-    // Kernel rows carry their category; category rows are their own category.
-    let header: &[&str] = if kernels {
+/// The header of a category or kernel table, after the columns that say where it is.
+fn row_header(kernels: bool) -> &'static [&'static str] {
+    if kernels {
         &[
-            "file",
-            "stage",
             "kernel",
             "category",
             "events",
@@ -211,8 +220,6 @@ fn rows(document: &Document, kernels: bool) -> Records {
         ]
     } else {
         &[
-            "file",
-            "stage",
             "category",
             "events",
             "time_us",
@@ -221,25 +228,37 @@ fn rows(document: &Document, kernels: bool) -> Records {
             "events_by_op",
             "time_by_op_us",
         ]
-    };
-    let mut out = vec![strings(header)];
+    }
+}
+
+/// One category or kernel row after its leading columns.
+fn row_record(mut record: Vec<String>, r: &Row, kernels: bool) -> Vec<String> {
+    record.push(r.name.clone());
+    if kernels {
+        record.push(r.category.clone());
+    }
+    record.extend([
+        r.events.to_string(),
+        r.time_us.to_string(),
+        r.share.to_string(),
+        r.mean_us.to_string(),
+        r.events_by_op.to_string(),
+        r.time_by_op_us.to_string(),
+    ]);
+    record
+}
+
+fn rows(document: &Document, kernels: bool) -> Records {
+    // Kernel rows carry their category; category rows are their own category.
+    let mut header = strings(&["file", "stage"]);
+    header.extend(strings(row_header(kernels)));
+    let mut out = vec![header];
     for file in &document.files {
         for s in &file.breakdown.stages {
             let list = if kernels { &s.kernels } else { &s.categories };
             for r in list {
-                let mut record = vec![file.path.clone(), s.stage.to_owned(), r.name.clone()];
-                if kernels {
-                    record.push(r.category.clone());
-                }
-                record.extend([
-                    r.events.to_string(),
-                    r.time_us.to_string(),
-                    r.share.to_string(),
-                    r.mean_us.to_string(),
-                    r.events_by_op.to_string(),
-                    r.time_by_op_us.to_string(),
-                ]);
-                out.push(record);
+                let lead = vec![file.path.clone(), s.stage.to_owned()];
+                out.push(row_record(lead, r, kernels));
             }
         }
     }

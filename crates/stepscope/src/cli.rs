@@ -2,6 +2,7 @@
 
 use clap::{ArgGroup, Args, Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
+use stepscope_analysis::passes::ranges::RangePattern;
 
 /// Check that every CUDA/HIP graph replay was recorded, and read LLM-serving profiles fast.
 #[derive(Debug, Parser)]
@@ -137,6 +138,11 @@ pub struct AnalyzeArgs {
     /// Kernel category table (TOML) replacing the built-in one.
     #[arg(long, value_name = "FILE")]
     pub categories: Option<PathBuf>,
+    /// Also break down the GPU work launched inside each host annotation
+    /// (`record_function`, `user_annotation`) whose name matches this regex, per name:
+    /// instances, host and GPU-mirror time, kernel time by category and by kernel.
+    #[arg(long, value_name = "REGEX", value_parser = parse_range)]
+    pub range: Option<RangePattern>,
     /// Analyse the events before a break in a truncated or corrupt file; results are marked partial.
     #[arg(long)]
     pub allow_truncated: bool,
@@ -152,6 +158,13 @@ pub struct AnalyzeArgs {
     /// No progress bar.
     #[arg(long)]
     pub no_progress: bool,
+}
+
+/// A `--range` pattern, or what is wrong with it.
+fn parse_range(text: &str) -> Result<RangePattern, String> {
+    RangePattern::new(text).map_err(|e| {
+        format!("not a valid regex: {e}\nhint: Rust `regex` syntax; `(?i)` makes it case-insensitive, `^step` anchors it")
+    })
 }
 
 /// Arguments of `demo`.

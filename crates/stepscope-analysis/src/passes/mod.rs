@@ -10,6 +10,7 @@ pub mod launch_cycles;
 pub mod launch_links;
 pub mod launching_ops;
 pub mod missing_time;
+pub mod ranges;
 pub mod recording_patterns;
 pub mod replay_coverage;
 pub mod runtime_advice;

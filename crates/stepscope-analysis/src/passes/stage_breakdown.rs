@@ -265,8 +265,8 @@ struct Accumulator {
     steps: u32,
     events: u64,
     gpu_time: Duration,
-    /// Per kernel name and category: events, time, events and time decided by op.
-    by_name: FxHashMap<(NameId, CategoryId), TimeCounts>,
+    /// Per kernel name and category.
+    rows: RowSums,
     /// (device, start, end) of every event, for busy time.
     intervals: Vec<(u32, Timestamp, Timestamp)>,
     /// Per step: first start and last end.
@@ -279,9 +279,7 @@ impl Accumulator {
         let (start, end) = (gpu.start[row], gpu.end(row));
         self.events += 1;
         self.gpu_time = self.gpu_time + gpu.duration[row];
-        let key = (gpu.name[row], categories.category[row]);
-        let entry = self.by_name.entry(key).or_default();
-        entry.add(gpu.duration[row], categories.by_op[row]);
+        self.rows.add(trace, row, categories);
         self.intervals.push((gpu.device[row], start, end));
         if let Some(step) = step {
             let span = self.step_spans.entry(step).or_insert((start, end));
@@ -333,7 +331,44 @@ impl Accumulator {
     ) -> StageSummary {
         let busy_time = union_length(&mut self.intervals);
         let (idle_basis, window, idle_time) = self.idle(busy_time, device_busy);
-        let names = inputs.table.names();
+        let (categories, kernels) = self.rows.rows(trace, inputs.table);
+        StageSummary {
+            stage,
+            steps: self.steps,
+            events: self.events,
+            gpu_time: self.gpu_time,
+            busy_time,
+            idle_basis,
+            window,
+            idle_time,
+            categories,
+            kernels,
+        }
+    }
+}
+
+/// Events and time per kernel name and category, and the part decided by op: the
+/// category and kernel tables of a stage or a range.
+#[derive(Debug, Default)]
+pub(crate) struct RowSums {
+    by_name: FxHashMap<(NameId, CategoryId), TimeCounts>,
+}
+
+impl RowSums {
+    /// Counts GPU event `row`.
+    pub(crate) fn add(&mut self, trace: &Trace, row: usize, categories: &EventCategories) {
+        let key = (trace.gpu.name[row], categories.category[row]);
+        let entry = self.by_name.entry(key).or_default();
+        entry.add(trace.gpu.duration[row], categories.by_op[row]);
+    }
+
+    /// The category rows and the kernel rows, each by time descending.
+    pub(crate) fn rows(
+        &self,
+        trace: &Trace,
+        table: &KernelCategories,
+    ) -> (Vec<TimeRow>, Vec<TimeRow>) {
+        let names = table.names();
         let mut categories: Vec<TimeRow> = Vec::new();
         let mut category_rows: FxHashMap<CategoryId, usize> = FxHashMap::default();
         let mut kernels: Vec<TimeRow> = Vec::with_capacity(self.by_name.len());
@@ -349,18 +384,7 @@ impl Accumulator {
         }
         sort_rows(&mut categories);
         sort_rows(&mut kernels);
-        StageSummary {
-            stage,
-            steps: self.steps,
-            events: self.events,
-            gpu_time: self.gpu_time,
-            busy_time,
-            idle_basis,
-            window,
-            idle_time,
-            categories,
-            kernels,
-        }
+        (categories, kernels)
     }
 }
 
@@ -463,7 +487,7 @@ fn sort_rows(rows: &mut [TimeRow]) {
 }
 
 /// Length of the union of intervals, per device, summed.
-fn union_length(intervals: &mut [(u32, Timestamp, Timestamp)]) -> Duration {
+pub(crate) fn union_length(intervals: &mut [(u32, Timestamp, Timestamp)]) -> Duration {
     intervals.sort_unstable();
     let mut total = Duration::ZERO;
     let mut current: Option<(u32, Timestamp, Timestamp)> = None;

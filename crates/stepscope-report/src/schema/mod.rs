@@ -16,6 +16,7 @@ pub use coverage::{
 
 use serde::Serialize;
 use stepscope_analysis::TraceAnalysis;
+use stepscope_analysis::passes::ranges::RangeBreakdown;
 use stepscope_analysis::passes::replay_coverage::Verdict;
 use stepscope_analysis::passes::runtime_advice::RuntimeAdvice;
 use stepscope_analysis::passes::stage_breakdown::{
@@ -152,6 +153,68 @@ pub struct FileReport {
     pub steps: StepNumbers,
     /// Per-stage breakdown.
     pub breakdown: Breakdown,
+    /// Work launched inside matching host annotations (`--range`); `null` without it.
+    pub ranges: Option<Ranges>,
+}
+
+/// The `--range` results of one file.
+#[derive(Debug, Clone, Serialize)]
+pub struct Ranges {
+    /// The pattern, as given.
+    pub pattern: String,
+    /// Per matching annotation name, in order of first appearance.
+    pub ranges: Vec<Range>,
+    /// When no name matches: up to five host annotation names of the trace.
+    pub other_names: Vec<String>,
+}
+
+/// One matching annotation name.
+#[derive(Debug, Clone, Serialize)]
+pub struct Range {
+    /// The annotation's name.
+    pub name: String,
+    /// Host instances.
+    pub instances: u32,
+    /// Sum of the instances' host durations.
+    pub cpu_time_us: f64,
+    /// Sum of the durations of its device-side mirrors (`gpu_user_annotation`); `null`
+    /// when the trace has none.
+    pub gpu_mirror_time_us: Option<f64>,
+    /// GPU events launched inside.
+    pub events: u64,
+    /// Sum of their durations.
+    pub gpu_time_us: f64,
+    /// Union of their intervals per device.
+    pub busy_time_us: f64,
+    /// Per category; `share` is of the range's GPU time.
+    pub categories: Vec<Row>,
+    /// Top kernels.
+    pub kernels: Vec<Row>,
+}
+
+impl Ranges {
+    /// From the analysis's ranges, keeping the `top` kernels per range.
+    pub fn new(breakdown: &RangeBreakdown, top: usize) -> Self {
+        Ranges {
+            pattern: text(&breakdown.pattern),
+            ranges: breakdown
+                .ranges
+                .iter()
+                .map(|r| Range {
+                    name: text(&r.name),
+                    instances: r.instances,
+                    cpu_time_us: micros(r.cpu_time),
+                    gpu_mirror_time_us: r.gpu_mirror_time.map(micros),
+                    events: r.events,
+                    gpu_time_us: micros(r.gpu_time),
+                    busy_time_us: micros(r.busy_time),
+                    categories: time_rows(&r.categories, r.gpu_time, usize::MAX),
+                    kernels: time_rows(&r.kernels, r.gpu_time, top),
+                })
+                .collect(),
+            other_names: breakdown.other_names.iter().map(|n| text(n)).collect(),
+        }
+    }
 }
 
 /// The runtime that recorded the trace.
@@ -352,26 +415,29 @@ impl Breakdown {
     }
 }
 
+/// The first `limit` rows, shares of `whole`.
+fn time_rows(rows: &[TimeRow], whole: Duration, limit: usize) -> Vec<Row> {
+    rows.iter()
+        .take(limit)
+        .map(|r| Row {
+            name: text(&r.name),
+            category: r.category.clone(),
+            events: r.events,
+            time_us: micros(r.time),
+            share: share(r.time, whole),
+            mean_us: if r.events == 0 {
+                0.0
+            } else {
+                micros(r.time) / r.events as f64
+            },
+            events_by_op: r.events_by_op,
+            time_by_op_us: micros(r.time_by_op),
+        })
+        .collect()
+}
+
 fn stage(summary: &StageSummary, total: Duration, top: usize) -> Stage {
-    let rows = |rows: &[TimeRow], limit: usize| -> Vec<Row> {
-        rows.iter()
-            .take(limit)
-            .map(|r| Row {
-                name: text(&r.name),
-                category: r.category.clone(),
-                events: r.events,
-                time_us: micros(r.time),
-                share: share(r.time, summary.gpu_time),
-                mean_us: if r.events == 0 {
-                    0.0
-                } else {
-                    micros(r.time) / r.events as f64
-                },
-                events_by_op: r.events_by_op,
-                time_by_op_us: micros(r.time_by_op),
-            })
-            .collect()
-    };
+    let rows = |rows: &[TimeRow], limit: usize| time_rows(rows, summary.gpu_time, limit);
     Stage {
         stage: summary.stage.as_str(),
         steps: summary.steps,
@@ -428,6 +494,7 @@ impl FileReport {
                     .collect(),
             },
             breakdown: Breakdown::new(&analysis.breakdown, top),
+            ranges: analysis.ranges.as_ref().map(|r| Ranges::new(r, top)),
         }
     }
 }

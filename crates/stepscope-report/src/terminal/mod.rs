@@ -1,5 +1,6 @@
 //! Terminal report: the verdict first, then the numbers behind it.
 
+mod ranges;
 mod verdict;
 
 pub use verdict::{completeness_text, ranges, share_range, verdict_word};
@@ -140,6 +141,9 @@ fn render_file(out: &mut String, file: &FileReport, options: &TerminalOptions) {
     render_findings(out, &file.replay_coverage, options);
     let missing_work = matches!(file.replay_coverage.verdict, "incomplete" | "damaged");
     render_breakdown(out, &file.breakdown, missing_work, options);
+    if let Some(found) = &file.ranges {
+        ranges::render_ranges(out, found, options);
+    }
     render_import(out, file);
     out.push('\n');
 }
@@ -286,8 +290,13 @@ fn render_stage(out: &mut String, stage: &Stage, missing_work: bool, options: &T
     if stage.events == 0 {
         return;
     }
+    render_rows(out, &stage.categories, &stage.kernels, options);
+}
+
+/// The category table and the top-kernel table of a stage or a range.
+fn render_rows(out: &mut String, categories: &[Row], kernels: &[Row], options: &TerminalOptions) {
     let mut table = new_table(options, &["category", "time", "share", "events", "by op"]);
-    for row in &stage.categories {
+    for row in categories {
         table.add_row(vec![
             row.name.clone(),
             micros_text(row.time_us),
@@ -302,7 +311,7 @@ fn render_stage(out: &mut String, stage: &Stage, missing_work: bool, options: &T
         options,
         &["kernel", "category", "time", "share", "events", "mean"],
     );
-    let shown: Vec<&Row> = stage.kernels.iter().take(options.top_kernels).collect();
+    let shown: Vec<&Row> = kernels.iter().take(options.top_kernels).collect();
     for (row, name) in shown.iter().zip(distinct_names(&shown, 64)) {
         table.add_row(vec![
             name,

@@ -14,6 +14,7 @@ use std::sync::atomic::AtomicU64;
 use stepscope_analysis::combine::{combine_breakdowns, combine_totals, combine_verdicts};
 use stepscope_analysis::passes::capture_graphs::{CapturedGraph, captured_graphs};
 use stepscope_analysis::passes::kernel_categories::KernelCategories;
+use stepscope_analysis::passes::ranges::RangePattern;
 use stepscope_analysis::passes::replay_coverage::{CoverageTotals, Verdict};
 use stepscope_analysis::passes::stage_breakdown::StageBreakdown;
 use stepscope_analysis::{AnalysisOptions, analyze};
@@ -42,6 +43,8 @@ pub struct AnalyzeSettings {
     pub capture: Vec<CapturedGraph>,
     /// Category table.
     pub categories: KernelCategories,
+    /// Annotation names to break down (`--range`).
+    pub range: Option<RangePattern>,
     /// Reader settings.
     pub read: ReadOptions,
     /// Kernels per stage.
@@ -63,6 +66,7 @@ impl AnalyzeSettings {
             strict,
             capture,
             categories,
+            range,
             allow_truncated,
             threads,
             top,
@@ -91,6 +95,7 @@ impl AnalyzeSettings {
             capture_path,
             capture,
             categories,
+            range,
             read,
             top,
             color: output::use_color(color),
@@ -141,6 +146,7 @@ fn analyze_file(path: &Path, settings: &AnalyzeSettings) -> anyhow::Result<FileR
     let options = AnalysisOptions {
         categories: &settings.categories,
         capture: &settings.capture,
+        ranges: settings.range.as_ref(),
     };
     let analysis = analyze(&trace, &options);
     let report = FileReport::new(

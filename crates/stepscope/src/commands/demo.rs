@@ -69,6 +69,7 @@ fn analyse(file: PathBuf, color: bool) -> Document {
         capture_path: None,
         capture: Vec::new(),
         categories: KernelCategories::embedded(),
+        range: None,
         read: ReadOptions::default(),
         top: 5,
         color,

@@ -155,3 +155,100 @@ fn a_closed_stdout_pipe_is_not_an_error() {
     run.expect_code(0);
     assert!(run.stderr.is_empty(), "stderr: {}", run.stderr);
 }
+
+#[test]
+fn range_breaks_down_matching_annotations_in_every_output() {
+    let dir = tempdir();
+    let out = dir.path().join("csv");
+    let run = stepscope([
+        "analyze".as_ref(),
+        SGLANG_DECODE.as_ref(),
+        "--range".as_ref(),
+        r"^step\[".as_ref(),
+        "--json".as_ref(),
+        "--csv".as_ref(),
+        arg(&out),
+    ]);
+    run.expect_code(0);
+    let doc = run.json();
+    let ranges = &doc["files"][0]["ranges"];
+    assert_eq!(ranges["pattern"], r"^step\[");
+    let range = &ranges["ranges"][0];
+    assert_eq!(range["name"], "step[DECODE bs=32]");
+    assert_eq!(range["instances"], 1);
+    let decode = &doc["files"][0]["breakdown"]["stages"][0];
+    assert_eq!(decode["stage"], "decode");
+    assert_eq!(range["events"], decode["events"]);
+    assert_eq!(range["gpu_time_us"], decode["gpu_time_us"]);
+    let ranges_csv = std::fs::read_to_string(out.join("ranges.csv")).expect("ranges.csv");
+    let mut lines = ranges_csv.lines();
+    assert_eq!(
+        lines.next(),
+        Some(
+            "file,pattern,range,instances,cpu_time_us,gpu_mirror_time_us,events,gpu_time_us,busy_time_us"
+        )
+    );
+    assert!(
+        lines
+            .next()
+            .expect("one range")
+            .contains("step[DECODE bs=32]")
+    );
+    for (name, header) in [
+        ("range_categories.csv", "file,range,category,"),
+        ("range_kernels.csv", "file,range,kernel,category,"),
+    ] {
+        let text = std::fs::read_to_string(out.join(name)).expect(name);
+        assert!(text.starts_with(header), "{name}: {text:.80}");
+        assert!(text.lines().count() > 2, "{name}");
+    }
+}
+
+#[test]
+fn range_section_in_the_terminal_report() {
+    let terminal = stepscope([
+        "analyze",
+        SGLANG_DECODE,
+        "--range",
+        "(?i)^STEP",
+        "--color",
+        "never",
+    ]);
+    terminal.expect_code(0);
+    assert!(
+        terminal
+            .stdout
+            .contains("RANGES matching /(?i)^STEP/ — 1 annotation name"),
+        "{}",
+        terminal.stdout
+    );
+    assert!(
+        terminal
+            .stdout
+            .contains("step[DECODE bs=32] — 1 instance, host ")
+    );
+}
+
+#[test]
+fn range_that_matches_nothing_or_is_no_regex() {
+    let none = stepscope([
+        "analyze",
+        SGLANG_DECODE,
+        "--range",
+        "^forward$",
+        "--color",
+        "never",
+    ]);
+    none.expect_code(0);
+    assert!(
+        none.stdout
+            .contains("RANGES matching /^forward$/: no host annotation matches; its host annotations include `execute_32"),
+        "{}",
+        none.stdout
+    );
+    let bad = stepscope(["analyze", SGLANG_DECODE, "--range", "step["]);
+    bad.expect_code(2);
+    assert!(bad.stderr.contains("--range"), "{}", bad.stderr);
+    assert!(bad.stderr.contains("not a valid regex"), "{}", bad.stderr);
+    assert_no_panic(&bad);
+}

@@ -76,6 +76,8 @@ fn rich_document() -> Value {
         SGLANG_DECODE.as_ref(),
         arg(&unreadable),
         "--allow-truncated".as_ref(),
+        "--range".as_ref(),
+        "^(step|execute)".as_ref(),
         "--json".as_ref(),
     ]);
     run.expect_code(2);

@@ -10,5 +10,6 @@ mod hygiene;
 mod manifest;
 mod parity;
 mod patterns;
+mod ranges;
 mod removal;
 mod variants;

@@ -190,6 +190,7 @@ pub fn analyse(doc: &Value, capture: &[CapturedGraph]) -> TraceAnalysis {
         &AnalysisOptions {
             categories: &table,
             capture,
+            ranges: None,
         },
     )
 }
