@@ -92,6 +92,169 @@ fn attention_kernels() {
     );
 }
 
+/// Attention kernels of FlashInfer, aiter and CK, named as profilers print them (sources: the
+/// libraries' kernel tables and `__global__` definitions, published profiler kernel tables).
+#[test]
+fn attention_kernels_of_flashinfer_aiter_and_ck() {
+    assert_all(
+        "attention",
+        &[
+            // FlashInfer: FA2/FA3 templates, MLA, persistent and POD attention, state merges.
+            "void flashinfer::BatchPrefillWithRaggedKVCacheKernel<flashinfer::KernelTraits<(flashinfer::MaskMode)1, 128u, 1u, 8u, 8u, 8u, 4u, 1u, (flashinfer::PosEncodingMode)0, __nv_bfloat16, __nv_bfloat16, __nv_bfloat16, float, int, flashinfer::DefaultAttention<false, false, false, false> >, flashinfer::BatchPrefillRaggedParams<__nv_bfloat16, __nv_bfloat16, __nv_bfloat16, int> >",
+            "void flashinfer::PrefillWithKVCacheKernel<flashinfer::CollectiveMainloop, flashinfer::CollectiveEpilogue, flashinfer::AttentionKernelTraits, (flashinfer::MaskMode)1, flashinfer::StandardAttention, flashinfer::BatchPrefillRaggedParams>",
+            "void flashinfer::mla::BatchMLAPagedAttentionKernel<flashinfer::mla::KernelTraits<true, 2u, 4u, 8u, 8u, 512u, 64u, __nv_bfloat16, __nv_bfloat16, __nv_bfloat16, float, int>, flashinfer::MLAParams<__nv_bfloat16, __nv_bfloat16, __nv_bfloat16, int> >(flashinfer::MLAParams<__nv_bfloat16, __nv_bfloat16, __nv_bfloat16, int>)",
+            "void flashinfer::mla::hopper::BatchMLAPageAttentionHopperKernel<flashinfer::mla::hopper::HopperKernelTraits<true, 64u, 512u, 64u, 2u, __nv_bfloat16, __nv_bfloat16, __nv_bfloat16, float, int> >(flashinfer::MLAParams<__nv_bfloat16, __nv_bfloat16, __nv_bfloat16, int>)",
+            "void flashinfer::PersistentKernelTemplate<flashinfer::BlockBatchPagedAttentionPersistent<flashinfer::KernelTraits<(flashinfer::MaskMode)0, 128u, 2u, 4u, 8u, 8u, 4u, 1u, (flashinfer::PosEncodingMode)0, __half, __half, __half, float, int, StandardAttention<false> >, PersistentParams>, flashinfer::BlockBatchReductionPersistent<flashinfer::StateReductionKernelTraits<128u, 4u, 128u, __half, __half, int> > >",
+            "void flashinfer::PODWithKVCacheTensorKernel<flashinfer::KernelTraits<(flashinfer::MaskMode)1, 128u, 2u, 4u, 8u, 8u, 4u, 1u>, flashinfer::KernelTraits<(flashinfer::MaskMode)0, 16u, 1u, 8u, 8u, 8u, 1u, 4u>, false, flashinfer::PrefillPlanInfo, flashinfer::DecodePlanInfo>",
+            "void flashinfer::MergeStateKernel<8u, __nv_bfloat16, __nv_bfloat16>(__nv_bfloat16*, float*, __nv_bfloat16*, float*, __nv_bfloat16*, float*, unsigned int, unsigned int)",
+            "void flashinfer::MergeStateInPlaceKernel<8u, __nv_bfloat16>(__nv_bfloat16*, float*, __nv_bfloat16*, float*, unsigned char*, unsigned int, unsigned int)",
+            "void flashinfer::PersistentVariableLengthMergeStatesKernel<8u, 16u, 8u, 4u, __nv_bfloat16, __nv_bfloat16, int>(__nv_bfloat16*, float*, int*, __nv_bfloat16*, float*, unsigned int, unsigned int*, unsigned int, unsigned int)",
+            // FlashInfer's trtllm-gen, CUTLASS and CuTe-DSL FMHA.
+            "fmhaSm100fKernel_QkvBfloat16OBfloat16HQk576HV512HVPerCta256PagedKvDenseP64MultiCtasKvVarSeqQ8Kv128StaticSwapsAbForGen",
+            "fmhaSm100fKernel_QkvBfloat16OBfloat16H128PagedKvCausalP64VarSeqQ128Kv128PersistentContext",
+            "void cutlass::device_kernel<cutlass::fmha::kernel::Sm100FmhaFwdKernelTmaWarpspecialized<cute::tuple<cute::C<256>, cute::C<128>, cute::C<128> > > >(cutlass::fmha::kernel::Sm100FmhaFwdKernelTmaWarpspecialized::Params)",
+            "kernel_cutlass_kernel_flashinfercute_dslsparsesm120_blk64flash_fwd_sm120BlockSparseAttnForwardSm120Blk64_object_at__tensor0000o12811101213",
+            // aiter assembly kernels: paged attention (and its reduce), MLA, FMHA v3/v4.
+            "_ZN5aiter42pa_bf16_pertokenFp8_gqa10_1tg_4w_mtp3_msk1E",
+            "_ZN5aiter42PA_A16W8_BLK1024_1TG_4W_16mx1_64nx4_MTP_PSE",
+            "_ZN5aiter41pa_bf16_pertokenInt8_gqa8_1tg_4w_mtp_msk1E",
+            "_ZN5aiter28pa_bf16_noquant_gqa16_1tg_4wE",
+            "_ZN5aiter26pa_p16_d128_reduce_ps_bf16E",
+            "_ZN5aiter36mla_a8w8_qh16_qseqlen1_gqaratio16_psE",
+            "_ZN5aiter40mla_pfl_qh192_vh128_m32x8_n128x1_causal1E",
+            "_ZN5aiter32fmha_fwd_hd192_hd128_bf16_causalE",
+            "_ZN5aiter28fmha_fwd_hd128_mxfp4_gfx950E",
+            "_ZN5aiter23fmha_bwd_hd128_odo_bf16E",
+            "_ZN5aiter30fmha_fwd_qnorm_rope_hd128_bf16E",
+            // CK / ck_tile FMHA (split-KV, combine, append-KV with rotary, backward), legacy CK.
+            "ck_tile::kentry<ck_tile::gfx950_t, 2, ck_tile::FmhaFwdKernel<ck_tile::BlockFmhaPipelineQRKSVSSageAttn<ck_tile::BlockFmhaPipelineProblem<ck_tile::pk_float4_e2m1_t, ck_tile::pk_float4_e2m1_t, ck_tile::pk_float4_e2m1_t, float, float, float>>>>",
+            "_ZN7ck_tile6kentryILi64ELi1ENS_28FmhaFwdSplitKVCombineKernelINS_35BlockFmhaFwdSplitKVCombinePipelineINS_42BlockFmhaSplitKVCombinePipelineProblem",
+            "_ZN7ck_tile6kentryILi64ELi1ENS_21FmhaFwdAppendKVKernelINS_25BlockFmhaFwdAppendKVPipelineINS_32BlockFmhaFwdAppendKVPipelineProblemIDF16bLb1ELNS_18RotaryEmbeddingEnumE1E",
+            "_ZN7ck_tile6kentryILi64ELi1ENS_26FmhaBwdOGradDotOKernelINS_32BlockFmhaBwdOGradDotO",
+            "_ZN2ck46kernel_grouped_gemm_softmax_gemm_xdl_cshuffle_v1INS_",
+            "kernel_batched_gemm_softmax_gemm_xdl_cshuffle_v1",
+        ],
+    );
+}
+
+/// SageAttention, xformers / PyTorch memory-efficient attention, FlashAttention 2/3, FlashMLA
+/// and cuDNN SDPA kernels.
+#[test]
+fn attention_kernels_of_sage_xformers_flash_and_cudnn() {
+    assert_all(
+        "attention",
+        &[
+            // SageAttention (CUDA, SageAttention3 on SM100, aiter's Triton port).
+            "void qk_int_sv_f8_attn_kernel<128u, 64u, 32u, 64u, 128u, (DataType)0, (QuantGranularity)2, (QuantGranularity)2, float, true, __half, (ComputeUnit)0, (MaskMode)1, false, true, false>(signed char*, signed char*, signed char*, __half*, float*, float*, float*, float*, float*)",
+            "void flash::compute_attn_ws<Flash_fwd_kernel_traits<128, 128, 128, 3, 1, false, cutlass::float_e2m1_t, cutlass::bfloat16_t>, true, flash::StaticPersistentTileScheduler>(Flash_fwd_params, flash::CollectiveMainloopFwd::Params, flash::CollectiveEpilogueFwd::Params, flash::StaticPersistentTileScheduler::Params)",
+            "sage_fwd_mxfp4",
+            // xformers / PyTorch memory-efficient attention, FlashAttention 2/3, FlashMLA, cuDNN.
+            "fmha_cutlassF_bf16_aligned_64x128_rf_sm80(PyTorchMemEffAttention::AttentionKernel<cutlass::bfloat16_t, cutlass::arch::Sm80, true, 64, 128, 128, true, true>::Params)",
+            "fmha_cutlassB_bf16_aligned_128x64_k128_sm80(PyTorchMemEffAttention::AttentionBackwardKernel<cutlass::arch::Sm80, cutlass::bfloat16_t, true, false, true, 128, 64, 128, false>::Params)",
+            "void flash::flash_fwd_splitkv_combine_kernel<Flash_fwd_kernel_traits<128, 64, 128, 4, false, false, cutlass::bfloat16_t>, 4, 2, true>(Flash_fwd_params)",
+            "void cutlass::device_kernel<flash::enable_sm90_or_later<flash::FlashAttnFwdSm90<flash::CollectiveMainloopFwdSm90<2, cute::tuple<cute::C<1>, cute::C<1>, cute::C<1> >, cute::tuple<cute::C<128>, cute::C<128>, cute::C<128> >, 128, cutlass::bfloat16_t, float, cutlass::arch::Sm90, true, false, false, true, false, false, true, true, false, true, false, false>, flash::CollectiveEpilogueFwd<cute::tuple<cute::C<128>, cute::C<128>, cute::C<128> >, cute::tuple<cute::C<1>, cute::C<1>, cute::C<1> >, cutlass::bfloat16_t, cutlass::arch::Sm90, 256, true, true, false, false>, flash::VarlenDynamicPersistentTileScheduler<128, 256, 128, false, true, true> > > >(flash::FlashAttnFwdSm90<...>::Params)",
+            "void flash_fwd_splitkv_mla_kernel<Flash_fwd_kernel_traits_mla<576, 64, 64, 8, cutlass::bfloat16_t, 512>, true, flash::SharedStorageMLA<Flash_fwd_kernel_traits_mla<576, 64, 64, 8, cutlass::bfloat16_t, 512> > >(Flash_fwd_mla_params)",
+            "cudnn_generated_fort_native_sdpa_sm90_flash_fprop_wgmma_f16_knob_3_64x64x128_4x1x1_cga1x1x1_kernel0_0",
+        ],
+    );
+}
+
+/// Triton attention kernels (vLLM, SGLang, aiter, FlashAttention's AMD backend, xformers,
+/// Inductor's FlexAttention) are named after their `@triton.jit` function.
+#[test]
+fn triton_attention_kernels() {
+    assert_all(
+        "attention",
+        &[
+            "kernel_unified_attention_3d",
+            "kernel_paged_attention_2d",
+            "_fwd_kernel_stage2",
+            "_fwd_kernel_unified",
+            "_fwd_grouped_kernel_stage1_rope",
+            "_sparse_fwd_kernel",
+            "_sparse_fwd_kernel_flash_decode_stage1",
+            "_paged_attn_decode_v1_wo_dot_kernel",
+            "merge_state_kernel",
+            "merge_attn_states_kernel",
+            "_attn_fwd",
+            "_attn_bwd_preprocess",
+            "_bwd_preprocess",
+            "_bwd_kernel_dkdv",
+            "bwd_kernel_causal",
+            "_bwd_kernel_dkdv_mxfp8",
+            "la_persistent",
+            "pod_persistent",
+            "_fwd_kernel_splitK",
+            "_splitK_reduce",
+            "triton_tem_fused_flex_attention_0",
+            "triton_tem_fused_flex_attention_backward_2",
+        ],
+    );
+}
+
+/// Kernels that sit next to attention in the same libraries keep their own category.
+#[test]
+fn attention_neighbours_keep_their_category() {
+    assert_all(
+        "normalization",
+        &[
+            "kernel_cutlass_kernel_flashinfernormkernelsrmsnormRMSNormKernel_object_at__tensorptrbf16gmemalign128o288028801_tensorptrbf16gmemalign16o28801_tensorptrbf16gmemalign128o288028801___True_4__0",
+            "kernel_cutlass_kernel_flashinfernormkernelsfused_add_rmsnormFusedAddRMSNormKernel_object_at__tensorptrbf16gmemalign128o409640961_tensorptrbf16gmemalign128o409640961_tensorptrbf16gmemalign_0",
+            "void flashinfer::norm::FusedAddRMSNormKernel<8u, __nv_bfloat16>(__nv_bfloat16*, __nv_bfloat16*, __nv_bfloat16*, unsigned int, unsigned int, unsigned int, float, float)",
+        ],
+    );
+    assert_all(
+        "rope_embedding",
+        &[
+            "void flashinfer::MLARopeQuantizeKernel<false, 8u, 8u, __nv_bfloat16, long, __nv_fp8_e4m3>(__nv_bfloat16*, __nv_bfloat16*, __nv_bfloat16*, __nv_bfloat16*, __nv_fp8_e4m3*)",
+        ],
+    );
+    assert_all(
+        "sampling",
+        &[
+            "void flashinfer::sampling::TopPSamplingFromProbKernel<1024u, (cub::BlockScanAlgorithm)2, (cub::BlockReduceAlgorithm)2, 4u, true, float, int>()",
+        ],
+    );
+    assert_all(
+        "communication",
+        &[
+            "void flashinfer::trtllm_allreduce_fusion::allreduce_fusion_kernel_oneshot_lamport<(flashinfer::trtllm_allreduce_fusion::AllReduceFusionPattern)1, __nv_bfloat16, 8, false, false>(flashinfer::trtllm_allreduce_fusion::AllReduceFusionParams<__nv_bfloat16>)",
+        ],
+    );
+    // SageAttention's and aiter's Q/K/V quantization runs before the attention kernel.
+    assert_all(
+        "quantization",
+        &[
+            "quant_per_block_int8_kernel",
+            "quant_query_per_thread_int8_kernel",
+            "void QuantInt8Kernel<64u, 128u, 8u, false, false, __nv_bfloat16>(__nv_bfloat16*, __nv_bfloat16*, signed char*, float*, int, int)",
+            "void scaled_fp4_quant_kernel<128u, 64u, false, __nv_bfloat16>(__nv_bfloat16 const*, unsigned char*, unsigned char*, int, int, int)",
+            "sage_quant_kernel",
+            "sage_quant_v_kernel",
+        ],
+    );
+    // Expert-parallel permutes share attention's `_fwd_kernel` prefix.
+    assert_all(
+        "moe",
+        &[
+            "_fwd_kernel_ep_scatter_1",
+            "_fwd_kernel_ep_scatter_2",
+            "_fwd_kernel_ep_gather",
+            "_ZN5aiter59fmoe_stage1_bf16_pertokenFp8_blockscale_g1u1_32x128_3tg_pf3E",
+        ],
+    );
+    // GEMM split-K reductions are not xformers' `_splitK_reduce`.
+    assert_all(
+        "gemm",
+        &[
+            "_splitk_reduce_kernel",
+            "void cublasLt::splitKreduce_kernel<32, 16, int, float, __nv_bfloat16, float, __nv_bfloat16, float, __nv_bfloat16, true, false, false>(cublasLt::cublasSplitKParams<float>, int const*, __nv_bfloat16 const*, __nv_bfloat16*, float const*, float const*, __nv_bfloat16 const*, __nv_bfloat16 const*, __nv_bfloat16*, void*, long, float*, int*)",
+            "_ZN5aiter42fp8gemm_bf16_blockscale_BpreShuffle_32x128E",
+            "triton_tem_fused_mm_0",
+        ],
+    );
+}
+
 #[test]
 fn moe_kernels_win_over_gemm_and_activation() {
     assert_all(
@@ -394,6 +557,10 @@ fn launching_ops_with_a_clear_category() {
         ],
     );
     assert_ops("softmax", &["aten::_softmax", "aten::_log_softmax"]);
+}
+
+#[test]
+fn launching_ops_of_norms_sampling_collectives_and_pointwise_layers() {
     assert_ops(
         "normalization",
         &[
