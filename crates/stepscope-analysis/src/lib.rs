@@ -35,7 +35,7 @@ use passes::replay_coverage::{
     replay_coverage,
 };
 use passes::runtime_advice::{RuntimeAdvice, runtime_advice};
-use passes::stage_breakdown::{BreakdownInputs, StageBreakdown, stage_breakdown};
+use passes::stage_breakdown::{BreakdownInputs, StageBreakdown, add_missing_work, stage_breakdown};
 use passes::steps::{Steps, find_steps};
 use stepscope_model::Trace;
 
@@ -94,7 +94,7 @@ pub fn analyze(trace: &Trace, options: &AnalysisOptions<'_>) -> TraceAnalysis {
     let steps = find_steps(trace);
     let (coverage, patterns) = coverage(trace, &links, &steps, options);
     let categories = event_categories(trace, &links, options.categories);
-    let breakdown = stage_breakdown(
+    let mut breakdown = stage_breakdown(
         trace,
         BreakdownInputs {
             links: &links,
@@ -103,6 +103,7 @@ pub fn analyze(trace: &Trace, options: &AnalysisOptions<'_>) -> TraceAnalysis {
             categories: &categories,
         },
     );
+    add_missing_work(&mut breakdown, &coverage.replays, &steps);
     let ranges = options.ranges.map(|pattern| {
         range_breakdown(
             trace,

@@ -14,6 +14,7 @@
 use super::event_categories::EventCategories;
 use super::kernel_categories::{CategoryId, KernelCategories};
 use super::launch_links::LaunchLinks;
+use super::replay_coverage::{Range, Replay, ReplayStatus};
 use super::steps::{Stage, Steps};
 use rustc_hash::FxHashMap;
 use stepscope_model::{Duration, NameId, RuntimeCallKind, Timestamp, Trace};
@@ -148,6 +149,11 @@ pub struct StageSummary {
     /// Per kernel name and category, by time descending (all of them; reports cut to top
     /// N). A kernel launched by ops of different categories has one row per category.
     pub kernels: Vec<TimeRow>,
+    /// Graph replays of this stage that recorded only part of their nodes, or none.
+    pub unrecorded_replays: u32,
+    /// The GPU time of their unrecorded nodes: work that ran in what reads as idle time
+    /// (see [`add_missing_work`]).
+    pub missing_work: Range<Duration>,
 }
 
 /// The breakdown of one trace.
@@ -343,7 +349,75 @@ impl Accumulator {
             idle_time,
             categories,
             kernels,
+            unrecorded_replays: 0,
+            missing_work: NO_MISSING_WORK,
         }
+    }
+}
+
+/// No missing work: zero, known exactly.
+const NO_MISSING_WORK: Range<Duration> = Range {
+    low: Duration::ZERO,
+    estimate: Some(Duration::ZERO),
+    high: Some(Duration::ZERO),
+};
+
+/// Adds the missing work of short and empty replays to their stages (the stage of their
+/// step; without step annotations decode, as their recorded kernels are), so that reports
+/// can say how much of a stage's idle time is unrecorded work rather than idleness. A
+/// replay's missing time is the estimate of its `missing_time` pass (at least, estimate,
+/// at most); sums keep an unbounded upper end unbounded.
+pub fn add_missing_work(breakdown: &mut StageBreakdown, replays: &[Replay], steps: &Steps) {
+    for replay in replays {
+        if !matches!(replay.status, ReplayStatus::Short | ReplayStatus::Empty) {
+            continue;
+        }
+        let key = match (replay.step, breakdown.method) {
+            (Some(step), _) => StageKey::Stage(steps.steps[step].label.stage),
+            (None, AssignmentMethod::ReplaysAsDecode) => StageKey::Stage(Stage::Decode),
+            (None, AssignmentMethod::StepAnnotations) => StageKey::Unassigned,
+        };
+        let summary = match breakdown.stages.iter().position(|s| s.stage == key) {
+            Some(index) => &mut breakdown.stages[index],
+            None => {
+                breakdown.stages.push(StageSummary::empty(key));
+                breakdown.stages.sort_by_key(|s| s.stage);
+                let index = breakdown.stages.iter().position(|s| s.stage == key);
+                &mut breakdown.stages[index.unwrap_or_default()]
+            }
+        };
+        summary.add_missing(1, replay.missing_time);
+    }
+}
+
+impl StageSummary {
+    /// A stage with no events, steps or missing work.
+    pub fn empty(stage: StageKey) -> Self {
+        StageSummary {
+            stage,
+            steps: 0,
+            events: 0,
+            gpu_time: Duration::ZERO,
+            busy_time: Duration::ZERO,
+            idle_basis: IdleBasis::NotMeasured,
+            window: Duration::ZERO,
+            idle_time: Duration::ZERO,
+            categories: Vec::new(),
+            kernels: Vec::new(),
+            unrecorded_replays: 0,
+            missing_work: NO_MISSING_WORK,
+        }
+    }
+
+    /// Counts `replays` more unrecorded replays and their missing time.
+    pub fn add_missing(&mut self, replays: u32, missing: Range<Duration>) {
+        self.unrecorded_replays += replays;
+        let add = |a: Option<Duration>, b: Option<Duration>| Some(a? + b?);
+        self.missing_work = Range {
+            low: self.missing_work.low + missing.low,
+            estimate: add(self.missing_work.estimate, missing.estimate),
+            high: add(self.missing_work.high, missing.high),
+        };
     }
 }
 

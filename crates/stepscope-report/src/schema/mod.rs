@@ -367,6 +367,14 @@ pub struct Stage {
     pub window_us: f64,
     /// Window minus busy.
     pub idle_time_us: f64,
+    /// Short and empty graph replays of this stage.
+    pub unrecorded_replays: u32,
+    /// GPU time of their unrecorded nodes, at least: work inside what reads as idle time.
+    pub missing_work_low_us: f64,
+    /// Best estimate of it; `null` where the trace gives none.
+    pub missing_work_us: Option<f64>,
+    /// At most; `null` when unbounded.
+    pub missing_work_high_us: Option<f64>,
     /// Per category.
     pub categories: Vec<Row>,
     /// Top kernels.
@@ -448,6 +456,10 @@ fn stage(summary: &StageSummary, total: Duration, top: usize) -> Stage {
         idle_basis: summary.idle_basis.as_str(),
         window_us: micros(summary.window),
         idle_time_us: micros(summary.idle_time),
+        unrecorded_replays: summary.unrecorded_replays,
+        missing_work_low_us: micros(summary.missing_work.low),
+        missing_work_us: summary.missing_work.estimate.map(micros),
+        missing_work_high_us: summary.missing_work.high.map(micros),
         categories: rows(&summary.categories, usize::MAX),
         kernels: rows(&summary.kernels, top),
     }

@@ -263,10 +263,20 @@ fn idle_text(stage: &Stage, missing_work: bool) -> String {
         "mixed" => "step windows and GPU spans",
         _ => return String::new(),
     };
-    let note = if missing_work && stage.idle_time_us > 0.0 {
-        " (beside unrecorded replays, idle time is missing work, not idleness)"
+    let note = if stage.unrecorded_replays > 0 {
+        let estimate = stage
+            .missing_work_us
+            .map(|us| format!(" (≈ {})", micros_text(us)))
+            .unwrap_or_default();
+        format!(
+            " — at least {}{estimate} of it is the unrecorded work of {}, not idleness",
+            micros_text(stage.missing_work_low_us),
+            count(stage.unrecorded_replays, "short or empty replay")
+        )
+    } else if missing_work && stage.idle_time_us > 0.0 {
+        " (beside unrecorded replays, idle time is missing work, not idleness)".to_owned()
     } else {
-        ""
+        String::new()
     };
     format!(
         ", idle {} of {} {over}{note}",

@@ -186,3 +186,41 @@ fn a_trace_without_steps_has_measured_idle_time_not_zero() {
         assert!(stage.idle_time.as_nanos() > 0);
     }
 }
+
+#[test]
+fn idle_beside_unrecorded_replays_is_reported_as_missing_work() {
+    // The demo's replay-loss trace drops the kernels of all but 3 of 48 decode replays; the
+    // complete trace has them, so the truth is the difference of the decode GPU times.
+    let spec = DemoSpec::default();
+    let truth = facts(&spec);
+    let decode_of = |symptom| {
+        let trace = read_trace_bytes(&generate(&spec, symptom), &ReadOptions::default()).unwrap();
+        stage(&analysis(&trace), StageKey::Stage(Stage::Decode))
+            .unwrap()
+            .clone()
+    };
+    let good = decode_of(Symptom::None);
+    let bad = decode_of(Symptom::RocmReplayLoss);
+    assert_eq!(good.unrecorded_replays, 0);
+    assert_eq!(good.missing_work.low.as_nanos(), 0);
+    assert_eq!(
+        bad.unrecorded_replays as usize,
+        truth.replays - truth.replays_kept_with_symptom
+    );
+    let missing = (good.gpu_time - bad.gpu_time).as_nanos() as f64;
+    let work = bad.missing_work;
+    assert!(
+        work.low.as_nanos() as f64 <= missing,
+        "{work:?} vs {missing}"
+    );
+    if let Some(high) = work.high {
+        assert!(high.as_nanos() as f64 >= missing, "{work:?} vs {missing}");
+    }
+    let estimate = work.estimate.expect("an estimate").as_nanos() as f64;
+    assert!(
+        (estimate - missing).abs() <= 0.05 * missing,
+        "estimate {estimate} vs truth {missing}"
+    );
+    // The missing work lies inside what the stage reports as idle time.
+    assert!(work.low <= bad.idle_time);
+}
