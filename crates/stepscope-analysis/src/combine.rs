@@ -59,6 +59,7 @@ fn add_stage(sum: &mut StageSummary, part: &StageSummary) {
     sum.idle_basis = sum.idle_basis.merge(part.idle_basis);
     sum.idle_time = sum.idle_time + part.idle_time;
     sum.add_missing(part.unrecorded_replays, part.missing_work);
+    sum.decided.merge(&part.decided);
     merge_rows(&mut sum.categories, &part.categories);
     merge_rows(&mut sum.kernels, &part.kernels);
 }

@@ -26,47 +26,48 @@ pub fn launching_ops(trace: &Trace) -> LaunchingOps {
         return LaunchingOps { op_of_call };
     }
     let ops = &trace.cpu_ops;
-    let mut per_thread: FxHashMap<(ProcessId, ThreadId), (Vec<u32>, Vec<u32>)> =
-        FxHashMap::default();
+    let runtime = &trace.runtime;
+    let mut per_thread: FxHashMap<(ProcessId, ThreadId), Thread> = FxHashMap::default();
     for row in 0..ops.len() {
         let key = (ops.process[row], ops.thread[row]);
-        per_thread.entry(key).or_default().0.push(row as u32);
+        let span = (ops.start[row], std::cmp::Reverse(ops.end(row)), row as u32);
+        per_thread.entry(key).or_default().ops.push(span);
     }
-    let runtime = &trace.runtime;
     for row in 0..runtime.len() {
         let key = (runtime.process[row], runtime.thread[row]);
-        if let Some(entry) = per_thread.get_mut(&key) {
-            entry.1.push(row as u32);
+        if let Some(thread) = per_thread.get_mut(&key) {
+            thread.calls.push((runtime.start[row], row as u32));
         }
     }
-    for (op_rows, call_rows) in per_thread.values_mut() {
+    for thread in per_thread.values_mut() {
         // Outer ops first at equal starts, so that the inner one sits above on the stack.
-        op_rows.sort_unstable_by_key(|&r| {
-            let r = r as usize;
-            (ops.start[r], std::cmp::Reverse(ops.end(r)))
-        });
-        call_rows.sort_unstable_by_key(|&r| runtime.start[r as usize]);
-        sweep(trace, op_rows, call_rows, &mut op_of_call);
+        thread.ops.sort_unstable();
+        thread.calls.sort_unstable();
+        sweep(thread, &mut op_of_call);
     }
     LaunchingOps { op_of_call }
+}
+
+/// The ops (start, end reversed, row) and launch calls (start, row) of one thread.
+#[derive(Default)]
+struct Thread {
+    ops: Vec<(Timestamp, std::cmp::Reverse<Timestamp>, u32)>,
+    calls: Vec<(Timestamp, u32)>,
 }
 
 /// One thread: walks ops and calls in time order with a stack of the ops open at the
 /// current time; a call's innermost op is the top of the stack. An op starting at the same
 /// time as a call is taken to contain it.
-fn sweep(trace: &Trace, op_rows: &[u32], call_rows: &[u32], out: &mut [Option<u32>]) {
-    let ops = &trace.cpu_ops;
+fn sweep(thread: &Thread, out: &mut [Option<u32>]) {
     let mut open: Vec<(Timestamp, u32)> = Vec::new();
-    let mut next_op = op_rows.iter().peekable();
-    for &call in call_rows {
-        let at = trace.runtime.start[call as usize];
-        while let Some(&&op) = next_op.peek() {
-            let op_start = ops.start[op as usize];
+    let mut next_op = thread.ops.iter().peekable();
+    for &(at, call) in &thread.calls {
+        while let Some(&&(op_start, std::cmp::Reverse(op_end), op)) = next_op.peek() {
             if op_start > at {
                 break;
             }
             close_before(&mut open, op_start);
-            open.push((ops.end(op as usize), op));
+            open.push((op_end, op));
             next_op.next();
         }
         close_before(&mut open, at);

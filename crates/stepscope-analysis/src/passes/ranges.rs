@@ -16,7 +16,7 @@
 use super::event_categories::EventCategories;
 use super::kernel_categories::KernelCategories;
 use super::launch_links::LaunchLinks;
-use super::stage_breakdown::{RowSums, TimeRow, union_length};
+use super::stage_breakdown::{DecidedTimes, RowSums, TimeRow, union_length};
 use regex::Regex;
 use rustc_hash::FxHashMap;
 use stepscope_model::{Duration, NameId, ProcessId, Timestamp, Trace};
@@ -67,6 +67,8 @@ pub struct RangeSummary {
     pub categories: Vec<TimeRow>,
     /// Per kernel name and category, by time descending.
     pub kernels: Vec<TimeRow>,
+    /// GPU time by what decided its category.
+    pub decided: DecidedTimes,
 }
 
 /// The ranges of one trace.
@@ -247,6 +249,7 @@ fn summarise(
         }
     }
     let (categories, kernels) = sums.rows(trace, inputs.table);
+    let decided = sums.decided();
     RangeSummary {
         name: String::new(),
         instances: rows.len() as u32,
@@ -257,6 +260,7 @@ fn summarise(
         busy_time: union_length(&mut intervals),
         categories,
         kernels,
+        decided,
     }
 }
 

@@ -11,7 +11,7 @@
 //! differ from prefill's; one mixed table answers neither question.
 //! Example: decode 71 % GEMM, 12 % attention; prefill 58 % GEMM, 30 % attention.
 
-use super::event_categories::EventCategories;
+use super::event_categories::{DecidedBy, EventCategories};
 use super::kernel_categories::{CategoryId, KernelCategories};
 use super::launch_links::LaunchLinks;
 use super::replay_coverage::{Range, Replay, ReplayStatus};
@@ -149,6 +149,8 @@ pub struct StageSummary {
     /// Per kernel name and category, by time descending (all of them; reports cut to top
     /// N). A kernel launched by ops of different categories has one row per category.
     pub kernels: Vec<TimeRow>,
+    /// GPU time by what decided its category (the launching op, or the name and why).
+    pub decided: DecidedTimes,
     /// Graph replays of this stage that recorded only part of their nodes, or none.
     pub unrecorded_replays: u32,
     /// The GPU time of their unrecorded nodes: work that ran in what reads as idle time
@@ -338,6 +340,7 @@ impl Accumulator {
         let busy_time = union_length(&mut self.intervals);
         let (idle_basis, window, idle_time) = self.idle(busy_time, device_busy);
         let (categories, kernels) = self.rows.rows(trace, inputs.table);
+        let decided = self.rows.decided();
         StageSummary {
             stage,
             steps: self.steps,
@@ -349,6 +352,7 @@ impl Accumulator {
             idle_time,
             categories,
             kernels,
+            decided,
             unrecorded_replays: 0,
             missing_work: NO_MISSING_WORK,
         }
@@ -404,6 +408,7 @@ impl StageSummary {
             idle_time: Duration::ZERO,
             categories: Vec::new(),
             kernels: Vec::new(),
+            decided: DecidedTimes::default(),
             unrecorded_replays: 0,
             missing_work: NO_MISSING_WORK,
         }
@@ -426,6 +431,7 @@ impl StageSummary {
 #[derive(Debug, Default)]
 pub(crate) struct RowSums {
     by_name: FxHashMap<(NameId, CategoryId), TimeCounts>,
+    decided: DecidedTimes,
 }
 
 impl RowSums {
@@ -433,7 +439,14 @@ impl RowSums {
     pub(crate) fn add(&mut self, trace: &Trace, row: usize, categories: &EventCategories) {
         let key = (trace.gpu.name[row], categories.category[row]);
         let entry = self.by_name.entry(key).or_default();
-        entry.add(trace.gpu.duration[row], categories.by_op[row]);
+        entry.add(trace.gpu.duration[row], categories.by_op(row));
+        self.decided
+            .add(categories.decided_by[row], trace.gpu.duration[row]);
+    }
+
+    /// GPU time by what decided its category.
+    pub(crate) fn decided(&self) -> DecidedTimes {
+        self.decided
     }
 
     /// The category rows and the kernel rows, each by time descending.
@@ -459,6 +472,29 @@ impl RowSums {
         sort_rows(&mut categories);
         sort_rows(&mut kernels);
         (categories, kernels)
+    }
+}
+
+/// GPU time by what decided its category, indexed by [`DecidedBy::index`].
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct DecidedTimes(pub [Duration; 6]);
+
+impl DecidedTimes {
+    /// Adds `duration` to `by`.
+    pub fn add(&mut self, by: DecidedBy, duration: Duration) {
+        self.0[by.index()] = self.0[by.index()] + duration;
+    }
+
+    /// The time `by` decided.
+    pub fn get(&self, by: DecidedBy) -> Duration {
+        self.0[by.index()]
+    }
+
+    /// Adds another sum to this one.
+    pub fn merge(&mut self, other: &DecidedTimes) {
+        for by in DecidedBy::ALL {
+            self.add(by, other.get(by));
+        }
     }
 }
 

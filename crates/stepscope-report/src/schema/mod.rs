@@ -16,11 +16,12 @@ pub use coverage::{
 
 use serde::Serialize;
 use stepscope_analysis::TraceAnalysis;
+use stepscope_analysis::passes::event_categories::DecidedBy;
 use stepscope_analysis::passes::ranges::RangeBreakdown;
 use stepscope_analysis::passes::replay_coverage::Verdict;
 use stepscope_analysis::passes::runtime_advice::RuntimeAdvice;
 use stepscope_analysis::passes::stage_breakdown::{
-    AssignmentMethod, StageBreakdown, StageSummary, TimeRow,
+    AssignmentMethod, DecidedTimes, StageBreakdown, StageSummary, TimeRow,
 };
 use stepscope_model::patterns::RecordingPattern;
 use stepscope_model::switches::{CUDA_MISSING_KERNELS_NOTE, CUDA_NOTE, SwitchAdvice};
@@ -186,6 +187,8 @@ pub struct Range {
     pub gpu_time_us: f64,
     /// Union of their intervals per device.
     pub busy_time_us: f64,
+    /// GPU time by what decided its category.
+    pub categorised_by: CategorisedBy,
     /// Per category; `share` is of the range's GPU time.
     pub categories: Vec<Row>,
     /// Top kernels.
@@ -208,6 +211,7 @@ impl Ranges {
                     events: r.events,
                     gpu_time_us: micros(r.gpu_time),
                     busy_time_us: micros(r.busy_time),
+                    categorised_by: CategorisedBy::new(&r.decided),
                     categories: time_rows(&r.categories, r.gpu_time, usize::MAX),
                     kernels: time_rows(&r.kernels, r.gpu_time, top),
                 })
@@ -375,10 +379,57 @@ pub struct Stage {
     pub missing_work_us: Option<f64>,
     /// At most; `null` when unbounded.
     pub missing_work_high_us: Option<f64>,
+    /// GPU time by what decided its category.
+    pub categorised_by: CategorisedBy,
     /// Per category.
     pub categories: Vec<Row>,
     /// Top kernels.
     pub kernels: Vec<Row>,
+}
+
+/// GPU time by what decided its category: the launching op, or the kernel name and why the
+/// op did not (docs/categories.md).
+#[derive(Debug, Clone, Serialize)]
+pub struct CategorisedBy {
+    /// The launching CPU op matched an `[[op]]` rule.
+    pub launching_op_us: f64,
+    /// Memcpy and memset events (always `memcpy_memset`).
+    pub memcpy_memset_us: f64,
+    /// Kernels of graph replays (by name).
+    pub graph_replay_us: f64,
+    /// Kernels no runtime call launched: orphans (by name).
+    pub no_launch_call_us: f64,
+    /// Kernels launched outside any CPU op (by name).
+    pub no_launching_op_us: f64,
+    /// Kernels whose launching op has no rule (by name).
+    pub op_without_rule_us: f64,
+}
+
+impl CategorisedBy {
+    /// From the analysis's sums.
+    pub fn new(decided: &DecidedTimes) -> Self {
+        let us = |by: DecidedBy| micros(decided.get(by));
+        CategorisedBy {
+            launching_op_us: us(DecidedBy::LaunchingOp),
+            memcpy_memset_us: us(DecidedBy::MemoryEvent),
+            graph_replay_us: us(DecidedBy::GraphReplay),
+            no_launch_call_us: us(DecidedBy::NoLaunchCall),
+            no_launching_op_us: us(DecidedBy::NoLaunchingOp),
+            op_without_rule_us: us(DecidedBy::OpWithoutRule),
+        }
+    }
+
+    /// The parts in report order, with a short label each.
+    pub fn parts(&self) -> [(&'static str, f64); 6] {
+        [
+            ("launching op", self.launching_op_us),
+            ("memcpy/memset", self.memcpy_memset_us),
+            ("graph replays", self.graph_replay_us),
+            ("no launch call", self.no_launch_call_us),
+            ("no launching op", self.no_launching_op_us),
+            ("ops without a rule", self.op_without_rule_us),
+        ]
+    }
 }
 
 /// A category or kernel row.
@@ -460,6 +511,7 @@ fn stage(summary: &StageSummary, total: Duration, top: usize) -> Stage {
         missing_work_low_us: micros(summary.missing_work.low),
         missing_work_us: summary.missing_work.estimate.map(micros),
         missing_work_high_us: summary.missing_work.high.map(micros),
+        categorised_by: CategorisedBy::new(&summary.decided),
         categories: rows(&summary.categories, usize::MAX),
         kernels: rows(&summary.kernels, top),
     }

@@ -5,7 +5,7 @@ mod verdict;
 
 pub use verdict::{completeness_text, ranges, share_range, verdict_word};
 
-use crate::schema::{Breakdown, Document, FileReport, Row, Stage, count};
+use crate::schema::{Breakdown, CategorisedBy, Document, FileReport, Row, Stage, count};
 use comfy_table::{
     CellAlignment, ColumnConstraint, ContentArrangement, Table, Width, presets::UTF8_FULL_CONDENSED,
 };
@@ -300,11 +300,48 @@ fn render_stage(out: &mut String, stage: &Stage, missing_work: bool, options: &T
     if stage.events == 0 {
         return;
     }
-    render_rows(out, &stage.categories, &stage.kernels, options);
+    render_rows(
+        out,
+        &stage.categorised_by,
+        &stage.categories,
+        &stage.kernels,
+        options,
+    );
 }
 
-/// The category table and the top-kernel table of a stage or a range.
-fn render_rows(out: &mut String, categories: &[Row], kernels: &[Row], options: &TerminalOptions) {
+/// `categorised: 62% by launching op; by name: 30% graph replays, 8% ops without a rule`.
+fn categorised_line(by: &CategorisedBy) -> Option<String> {
+    let total: f64 = by.parts().iter().map(|(_, us)| us).sum();
+    if total <= 0.0 {
+        return None;
+    }
+    let parts = by.parts();
+    let op = parts[0].1;
+    let names: Vec<String> = parts[1..]
+        .iter()
+        .filter(|(_, us)| *us > 0.0)
+        .map(|(label, us)| format!("{} {label}", percent(us / total)))
+        .collect();
+    let mut line = format!("categorised: {} by launching op", percent(op / total));
+    if !names.is_empty() {
+        line.push_str("; by kernel name: ");
+        line.push_str(&names.join(", "));
+    }
+    Some(line)
+}
+
+/// The category table and the top-kernel table of a stage or a range, after a line on
+/// what decided the categories.
+fn render_rows(
+    out: &mut String,
+    categorised_by: &CategorisedBy,
+    categories: &[Row],
+    kernels: &[Row],
+    options: &TerminalOptions,
+) {
+    if let Some(line) = categorised_line(categorised_by) {
+        let _ = writeln!(out, "{line}");
+    }
     let mut table = new_table(options, &["category", "time", "share", "events", "by op"]);
     for row in categories {
         table.add_row(vec![

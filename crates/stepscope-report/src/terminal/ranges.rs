@@ -47,6 +47,12 @@ fn render_range(out: &mut String, range: &Range, options: &TerminalOptions) {
         micros_text(range.busy_time_us),
     );
     if range.events > 0 {
-        render_rows(out, &range.categories, &range.kernels, options);
+        render_rows(
+            out,
+            &range.categorised_by,
+            &range.categories,
+            &range.kernels,
+            options,
+        );
     }
 }

@@ -318,3 +318,56 @@ fn convolution_counts_the_gemm_and_transpose_kernels_its_op_launches() {
         "{by_name_elsewhere} ms of convolution is named as other work"
     );
 }
+
+#[test]
+fn every_stage_says_what_decided_its_categories() {
+    use stepscope_analysis::passes::event_categories::DecidedBy;
+    use stepscope_model::RuntimeCallKind;
+    for case in CASES {
+        let trace = common::read(&format!("{BASE}/{}.json.gz", case.name));
+        let result = analysis(&trace);
+        let links = link_launches(&trace);
+        let (mut orphans, mut replayed) = (0_i64, 0_i64);
+        for row in 0..trace.gpu.len() {
+            if trace.gpu.kind[row] != GpuEventKind::Kernel {
+                continue;
+            }
+            match links.launcher[row] {
+                None => orphans += trace.gpu.duration[row].as_nanos(),
+                Some(call) if trace.runtime.kind[call as usize] == RuntimeCallKind::GraphLaunch => {
+                    replayed += trace.gpu.duration[row].as_nanos();
+                }
+                Some(_) => {}
+            }
+        }
+        let mut summed = [0_i64; 6];
+        for stage in &result.breakdown.stages {
+            let parts: i64 = DecidedBy::ALL
+                .iter()
+                .map(|&by| stage.decided.get(by).as_nanos())
+                .sum();
+            assert_eq!(parts, stage.gpu_time.as_nanos(), "{}", case.name);
+            let by_op: i64 = stage
+                .categories
+                .iter()
+                .map(|c| c.time_by_op.as_nanos())
+                .sum();
+            assert_eq!(by_op, stage.decided.get(DecidedBy::LaunchingOp).as_nanos());
+            for by in DecidedBy::ALL {
+                summed[by.index()] += stage.decided.get(by).as_nanos();
+            }
+        }
+        assert_eq!(
+            summed[DecidedBy::NoLaunchCall.index()],
+            orphans,
+            "{}",
+            case.name
+        );
+        assert_eq!(
+            summed[DecidedBy::GraphReplay.index()],
+            replayed,
+            "{}",
+            case.name
+        );
+    }
+}
