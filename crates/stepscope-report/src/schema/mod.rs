@@ -123,6 +123,8 @@ pub struct Combined {
     pub replay_coverage: CoverageNumbers,
     /// Summed breakdown.
     pub breakdown: Option<Breakdown>,
+    /// The files' `--range` results summed per annotation name; `null` without `--range`.
+    pub ranges: Option<Ranges>,
 }
 
 /// One input file.

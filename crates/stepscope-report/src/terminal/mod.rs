@@ -107,6 +107,9 @@ pub fn render(document: &Document, options: &TerminalOptions) -> String {
         if let Some(breakdown) = &combined.breakdown {
             render_breakdown(&mut out, breakdown, false, options);
         }
+        if let Some(found) = &combined.ranges {
+            ranges::render_ranges(&mut out, found, options);
+        }
     }
     out
 }

@@ -11,17 +11,20 @@ use anyhow::{Context, bail};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::AtomicU64;
-use stepscope_analysis::combine::{combine_breakdowns, combine_totals, combine_verdicts};
+use stepscope_analysis::combine::{
+    combine_breakdowns, combine_ranges, combine_totals, combine_verdicts,
+};
 use stepscope_analysis::passes::capture_graphs::{CapturedGraph, captured_graphs};
 use stepscope_analysis::passes::kernel_categories::KernelCategories;
-use stepscope_analysis::passes::ranges::RangePattern;
+use stepscope_analysis::passes::ranges::{RangeBreakdown, RangePattern};
 use stepscope_analysis::passes::replay_coverage::{CoverageTotals, Verdict};
 use stepscope_analysis::passes::stage_breakdown::StageBreakdown;
 use stepscope_analysis::{AnalysisOptions, analyze};
 use stepscope_ingest::{KinetoJsonOptions, ReadOptions, read_trace_file};
 use stepscope_model::Trace;
 use stepscope_report::schema::{
-    Breakdown, Combined, CoverageNumbers, Document, FailedFile, FileReport, Tool, UNREADABLE,
+    Breakdown, Combined, CoverageNumbers, Document, FailedFile, FileReport, Ranges, Tool,
+    UNREADABLE,
 };
 use stepscope_report::terminal::TerminalOptions;
 
@@ -128,6 +131,7 @@ struct FileResult {
     totals: CoverageTotals,
     verdict: Verdict,
     breakdown: StageBreakdown,
+    ranges: Option<RangeBreakdown>,
     identity: honesty::TraceIdentity,
 }
 
@@ -161,6 +165,7 @@ fn analyze_file(path: &Path, settings: &AnalyzeSettings) -> anyhow::Result<FileR
         totals: analysis.coverage.totals,
         verdict: analysis.coverage.verdict,
         breakdown: analysis.breakdown,
+        ranges: analysis.ranges,
     })
 }
 
@@ -227,6 +232,8 @@ fn document(
         replay_coverage: CoverageNumbers::new(&combine_totals(results.iter().map(|r| &r.totals))),
         breakdown: combine_breakdowns(results.iter().map(|r| &r.breakdown))
             .map(|b| Breakdown::new(&b, top)),
+        ranges: combine_ranges(results.iter().filter_map(|r| r.ranges.as_ref()))
+            .map(|r| Ranges::new(&r, top)),
     });
     let files: Vec<FileReport> = results.into_iter().map(|r| r.report).collect();
     Document {

@@ -48,6 +48,11 @@ fn bad_categories_tables_exit_2_naming_the_file() {
             "[[category]]\nname = \"x\"\npatterns = [\"(\"]\n",
             "regex",
         ),
+        (
+            "op.toml",
+            "[[category]]\nname = \"x\"\n[[op]]\ncategory = \"y\"\npatterns = [\"^aten::mm$\"]\n",
+            "names category `y`",
+        ),
     ] {
         let table = dir.path().join(name);
         std::fs::write(&table, text).expect("write");
@@ -251,4 +256,46 @@ fn range_that_matches_nothing_or_is_no_regex() {
     assert!(bad.stderr.contains("--range"), "{}", bad.stderr);
     assert!(bad.stderr.contains("not a valid regex"), "{}", bad.stderr);
     assert_no_panic(&bad);
+}
+
+#[test]
+fn a_user_table_with_op_rules_categorises_by_launching_op() {
+    // The vLLM piecewise trace runs attention eagerly inside
+    // `vllm::unified_attention_with_output`; an op rule files its kernels under a category
+    // of the user's, whatever their names, and the rows say the op decided.
+    let dir = tempdir();
+    let table = dir.path().join("ops.toml");
+    std::fs::write(
+        &table,
+        "[[category]]\nname = \"everything\"\npatterns = [\".\"]\n\
+         [[category]]\nname = \"vllm_attention\"\n\
+         [[op]]\ncategory = \"vllm_attention\"\npatterns = [\"^vllm::unified_attention\"]\n",
+    )
+    .expect("write");
+    let run = stepscope([
+        "analyze".as_ref(),
+        crate::common::VLLM_PIECEWISE.as_ref(),
+        "--categories".as_ref(),
+        arg(&table),
+        "--json".as_ref(),
+    ]);
+    run.expect_code(0);
+    let doc = run.json();
+    let rows: Vec<&Value> = doc["files"][0]["breakdown"]["stages"]
+        .as_array()
+        .expect("stages")
+        .iter()
+        .flat_map(|s| s["categories"].as_array().expect("categories"))
+        .collect();
+    let attention = rows
+        .iter()
+        .find(|r| r["name"] == "vllm_attention")
+        .expect("the op rule's category");
+    assert!(attention["events"].as_u64().expect("events") > 0);
+    assert_eq!(attention["events_by_op"], attention["events"]);
+    let everything = rows
+        .iter()
+        .find(|r| r["name"] == "everything")
+        .expect("row");
+    assert_eq!(everything["events_by_op"], 0);
 }
