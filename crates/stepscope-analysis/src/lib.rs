@@ -16,7 +16,7 @@
 pub mod combine;
 pub mod passes;
 
-use passes::capture_graphs::{CapturedGraph, captured_graphs};
+use passes::capture_graphs::{CapturedGraph, captured_graphs_with_ops};
 use passes::content_groups::content_groups;
 use passes::event_categories::{EventCategories, EventCategoryInputs, categorize_events};
 use passes::graph_identity::{
@@ -26,7 +26,7 @@ use passes::graph_launches::{LaunchInputs, graph_launches};
 use passes::kernel_categories::{KernelCategories, categorize_names};
 use passes::launch_cycles::{LaunchCycles, launch_cycles};
 use passes::launch_links::{LaunchLinks, link_launches};
-use passes::launching_ops::launching_ops;
+use passes::launching_ops::{LaunchingOps, launching_ops};
 use passes::missing_time::{MissingInputs, missing_time};
 use passes::ranges::{RangeBreakdown, RangeInputs, RangePattern, range_breakdown};
 use passes::recording_patterns::{PatternFinding, PatternInputs, recording_patterns};
@@ -92,8 +92,19 @@ pub struct TraceAnalysis {
 pub fn analyze(trace: &Trace, options: &AnalysisOptions<'_>) -> TraceAnalysis {
     let links = link_launches(trace);
     let steps = find_steps(trace);
-    let (coverage, patterns) = coverage(trace, &links, &steps, options);
-    let categories = event_categories(trace, &links, options.categories);
+    let ops = launching_ops(trace);
+    let own_captures = captured_graphs_with_ops(trace, &ops);
+    let (coverage, patterns) = coverage(trace, &links, &steps, &own_captures, options);
+    let captures: Vec<&CapturedGraph> = own_captures.iter().chain(options.capture).collect();
+    let categories = event_categories(
+        trace,
+        EventInputs {
+            links: &links,
+            ops: &ops,
+            captures: &captures,
+        },
+        options.categories,
+    );
     let mut breakdown = stage_breakdown(
         trace,
         BreakdownInputs {
@@ -127,22 +138,28 @@ pub fn analyze(trace: &Trace, options: &AnalysisOptions<'_>) -> TraceAnalysis {
     }
 }
 
-/// The category of every GPU event: `launching_ops`, `kernel_categories` (names),
-/// `event_categories`.
+/// What the categories of GPU events are found from, besides the table.
+struct EventInputs<'a> {
+    links: &'a LaunchLinks,
+    ops: &'a LaunchingOps,
+    captures: &'a [&'a CapturedGraph],
+}
+
+/// The category of every GPU event: `kernel_categories` (names), `event_categories`.
 fn event_categories(
     trace: &Trace,
-    links: &LaunchLinks,
+    inputs: EventInputs<'_>,
     table: &KernelCategories,
 ) -> EventCategories {
     let names = categorize_names(trace, table);
-    let ops = launching_ops(trace);
     categorize_events(
         trace,
         EventCategoryInputs {
             table,
             names: &names,
-            links,
-            ops: &ops,
+            links: inputs.links,
+            ops: inputs.ops,
+            captures: inputs.captures,
         },
     )
 }
@@ -152,15 +169,15 @@ fn coverage(
     trace: &Trace,
     links: &LaunchLinks,
     steps: &Steps,
+    own_captures: &[CapturedGraph],
     options: &AnalysisOptions<'_>,
 ) -> (ReplayCoverage, Vec<PatternFinding>) {
-    let own_captures = captured_graphs(trace);
     let launches = graph_launches(
         trace,
         LaunchInputs {
             links,
             steps,
-            own_captures: &own_captures,
+            own_captures,
         },
     );
     let groups = content_groups(&launches);
@@ -173,7 +190,7 @@ fn coverage(
             launches: &launches,
             groups: &groups,
             cycles: &cycles,
-            own_captures: &own_captures,
+            own_captures,
             capture: options.capture,
             overlapping: &overlapping_replays(trace, links, &launches),
         },
@@ -206,7 +223,7 @@ fn coverage(
             links,
             coverage: &coverage,
             steps,
-            captures: &own_captures,
+            captures: own_captures,
         },
     );
     if patterns.iter().any(|p| p.pattern.loses_eager_work()) {

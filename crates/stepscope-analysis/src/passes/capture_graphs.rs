@@ -7,6 +7,7 @@
 //! full graph; the capture trace still does (`--capture FILE`).
 //! Example: SGLang's `bs_32_rank0` capture trace: 544 launches under capture → 544 nodes.
 
+use super::launching_ops::{LaunchingOps, launching_ops};
 use stepscope_model::{ProcessId, RuntimeCallKind, ThreadId, Timestamp, Trace};
 
 /// One captured graph.
@@ -16,6 +17,9 @@ pub struct CapturedGraph {
     pub nodes: u32,
     /// Kernel names of those launches, where the runtime call named them.
     pub kernel_names: Vec<Option<String>>,
+    /// The CPU op each of those launches was made from (see
+    /// [`launching_ops`](super::launching_ops)), where one encloses it.
+    pub op_names: Vec<Option<String>>,
     /// Capturing process.
     pub process: ProcessId,
     /// Capturing thread.
@@ -33,8 +37,17 @@ impl CapturedGraph {
     }
 }
 
-/// Finds every capture in a trace, in time order.
+/// Finds every capture in a trace, in time order, with the launching ops of its nodes.
 pub fn captured_graphs(trace: &Trace) -> Vec<CapturedGraph> {
+    let has_capture = trace.runtime.kind.contains(&RuntimeCallKind::CaptureBegin);
+    if !has_capture || trace.cpu_ops.is_empty() {
+        return captured_graphs_with_ops(trace, &LaunchingOps::default());
+    }
+    captured_graphs_with_ops(trace, &launching_ops(trace))
+}
+
+/// [`captured_graphs`] with the launching ops already found.
+pub fn captured_graphs_with_ops(trace: &Trace, ops: &LaunchingOps) -> Vec<CapturedGraph> {
     let runtime = &trace.runtime;
     let mut order: Vec<usize> = (0..runtime.len()).collect();
     order.sort_by_key(|&r| {
@@ -58,6 +71,7 @@ pub fn captured_graphs(trace: &Trace) -> Vec<CapturedGraph> {
                 open = Some(CapturedGraph {
                     nodes: 0,
                     kernel_names: Vec::new(),
+                    op_names: Vec::new(),
                     process: runtime.process[row],
                     thread: runtime.thread[row],
                     start: runtime.start[row],
@@ -76,6 +90,9 @@ pub fn captured_graphs(trace: &Trace) -> Vec<CapturedGraph> {
                     graph.nodes += 1;
                     let name = runtime.launched_kernel[row].map(|n| trace.name(n).to_owned());
                     graph.kernel_names.push(name);
+                    let op = ops.op_of_call.get(row).copied().flatten();
+                    let op = op.map(|op| trace.name(trace.cpu_ops.name[op as usize]).to_owned());
+                    graph.op_names.push(op);
                 }
             }
             _ => {}

@@ -13,9 +13,11 @@
 //! Example: `Cijk_Alik_Bljk_BBS_BH_...` launched by `aten::miopen_convolution` →
 //! `convolution`, decided by op.
 
+use super::capture_graphs::CapturedGraph;
 use super::kernel_categories::{CategorizedNames, CategoryId, KernelCategories};
 use super::launch_links::LaunchLinks;
 use super::launching_ops::LaunchingOps;
+use rustc_hash::FxHashMap;
 use stepscope_model::{GpuEventKind, RuntimeCallKind, Trace};
 
 /// What decided an event's category: its launching op, or its name and why the op did not.
@@ -23,9 +25,13 @@ use stepscope_model::{GpuEventKind, RuntimeCallKind, Trace};
 pub enum DecidedBy {
     /// The CPU op that launched it matched an `[[op]]` rule.
     LaunchingOp,
+    /// A kernel of a graph replay whose name the graph's capture (in the trace or from
+    /// `--capture`) launched only from ops of one category, which an `[[op]]` rule gives.
+    CapturingOp,
     /// A memcpy or memset event: always the memory category.
     MemoryEvent,
-    /// A kernel of a graph replay: its launch is the graph launch, so by name.
+    /// A kernel of a graph replay with no capture to tell its op (or one whose capture
+    /// launched its name from ops of different categories, or of none): by name.
     GraphReplay,
     /// No runtime call has its correlation id (an orphan), so by name.
     NoLaunchCall,
@@ -38,8 +44,9 @@ pub enum DecidedBy {
 
 impl DecidedBy {
     /// Every value, in report order.
-    pub const ALL: [DecidedBy; 6] = [
+    pub const ALL: [DecidedBy; 7] = [
         DecidedBy::LaunchingOp,
+        DecidedBy::CapturingOp,
         DecidedBy::MemoryEvent,
         DecidedBy::GraphReplay,
         DecidedBy::NoLaunchCall,
@@ -51,6 +58,7 @@ impl DecidedBy {
     pub fn as_str(self) -> &'static str {
         match self {
             DecidedBy::LaunchingOp => "launching_op",
+            DecidedBy::CapturingOp => "capturing_op",
             DecidedBy::MemoryEvent => "memcpy_memset",
             DecidedBy::GraphReplay => "graph_replay",
             DecidedBy::NoLaunchCall => "no_launch_call",
@@ -92,9 +100,13 @@ impl EventCategories {
         }
     }
 
-    /// Whether the launching op decided row `row`'s category.
+    /// Whether an op (launching, or capturing for a replayed kernel) decided row `row`'s
+    /// category.
     pub fn by_op(&self, row: usize) -> bool {
-        self.decided_by[row] == DecidedBy::LaunchingOp
+        matches!(
+            self.decided_by[row],
+            DecidedBy::LaunchingOp | DecidedBy::CapturingOp
+        )
     }
 }
 
@@ -109,15 +121,29 @@ pub struct EventCategoryInputs<'a> {
     pub links: &'a LaunchLinks,
     /// Launch calls to their innermost CPU op.
     pub ops: &'a LaunchingOps,
+    /// Graph captures (in the trace and from `--capture`), with their nodes' ops.
+    pub captures: &'a [&'a CapturedGraph],
 }
 
 /// Categorises every GPU event; each op name is matched against the op rules once.
 pub fn categorize_events(trace: &Trace, inputs: EventCategoryInputs<'_>) -> EventCategories {
     let mut result = EventCategories::by_name(trace, inputs.names);
     let mut op_category: Vec<Option<Option<CategoryId>>> = vec![None; trace.names.len()];
+    let captured = captured_categories(inputs.table, inputs.captures);
     for row in 0..trace.gpu.len() {
         let op = match launching_op(trace, inputs, row) {
             Ok(op) => op,
+            Err(DecidedBy::GraphReplay) => {
+                let by_capture = captured.get(trace.name(trace.gpu.name[row]));
+                result.decided_by[row] = match by_capture {
+                    Some(&category) => {
+                        result.category[row] = category;
+                        DecidedBy::CapturingOp
+                    }
+                    None => DecidedBy::GraphReplay,
+                };
+                continue;
+            }
             Err(reason) => {
                 result.decided_by[row] = reason;
                 continue;
@@ -135,6 +161,35 @@ pub fn categorize_events(trace: &Trace, inputs: EventCategoryInputs<'_>) -> Even
         };
     }
     result
+}
+
+/// Per kernel name launched under capture, the category its capturing ops give, where
+/// every launch of that name under every capture was made from an op an `[[op]]` rule
+/// gives the same category. A name any launch gives another category, or none, is left
+/// out: its replayed kernels are categorised by name.
+fn captured_categories(
+    table: &KernelCategories,
+    captures: &[&CapturedGraph],
+) -> FxHashMap<String, CategoryId> {
+    let mut seen: FxHashMap<&str, Option<CategoryId>> = FxHashMap::default();
+    for graph in captures {
+        for (kernel, op) in graph.kernel_names.iter().zip(&graph.op_names) {
+            let Some(kernel) = kernel.as_deref() else {
+                continue;
+            };
+            let category = op.as_deref().and_then(|op| table.classify_op(op));
+            seen.entry(kernel)
+                .and_modify(|known| {
+                    if *known != category {
+                        *known = None;
+                    }
+                })
+                .or_insert(category);
+        }
+    }
+    seen.into_iter()
+        .filter_map(|(kernel, category)| Some((kernel.to_owned(), category?)))
+        .collect()
 }
 
 /// The CPU op that launched kernel `row` directly, or why there is none to decide.

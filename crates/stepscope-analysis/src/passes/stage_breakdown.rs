@@ -477,7 +477,7 @@ impl RowSums {
 
 /// GPU time by what decided its category, indexed by [`DecidedBy::index`].
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
-pub struct DecidedTimes(pub [Duration; 6]);
+pub struct DecidedTimes(pub [Duration; 7]);
 
 impl DecidedTimes {
     /// Adds `duration` to `by`.

@@ -395,6 +395,9 @@ pub struct Stage {
 pub struct CategorisedBy {
     /// The launching CPU op matched an `[[op]]` rule.
     pub launching_op_us: f64,
+    /// Kernels of graph replays whose name the graph's capture launched from ops of one
+    /// category.
+    pub capturing_op_us: f64,
     /// Memcpy and memset events (always `memcpy_memset`).
     pub memcpy_memset_us: f64,
     /// Kernels of graph replays (by name).
@@ -413,6 +416,7 @@ impl CategorisedBy {
         let us = |by: DecidedBy| micros(decided.get(by));
         CategorisedBy {
             launching_op_us: us(DecidedBy::LaunchingOp),
+            capturing_op_us: us(DecidedBy::CapturingOp),
             memcpy_memset_us: us(DecidedBy::MemoryEvent),
             graph_replay_us: us(DecidedBy::GraphReplay),
             no_launch_call_us: us(DecidedBy::NoLaunchCall),
@@ -421,10 +425,12 @@ impl CategorisedBy {
         }
     }
 
-    /// The parts in report order, with a short label each.
-    pub fn parts(&self) -> [(&'static str, f64); 6] {
+    /// The parts in report order, with a short label each; the first two were decided by
+    /// an op, the rest by kernel name.
+    pub fn parts(&self) -> [(&'static str, f64); 7] {
         [
             ("launching op", self.launching_op_us),
+            ("capturing op", self.capturing_op_us),
             ("memcpy/memset", self.memcpy_memset_us),
             ("graph replays", self.graph_replay_us),
             ("no launch call", self.no_launch_call_us),

@@ -319,13 +319,19 @@ fn categorised_line(by: &CategorisedBy) -> Option<String> {
         return None;
     }
     let parts = by.parts();
-    let op = parts[0].1;
-    let names: Vec<String> = parts[1..]
+    let (launching, capturing) = (parts[0].1, parts[1].1);
+    let names: Vec<String> = parts[2..]
         .iter()
         .filter(|(_, us)| *us > 0.0)
         .map(|(label, us)| format!("{} {label}", percent(us / total)))
         .collect();
-    let mut line = format!("categorised: {} by launching op", percent(op / total));
+    let mut line = format!(
+        "categorised: {} by launching op",
+        percent(launching / total)
+    );
+    if capturing > 0.0 {
+        let _ = write!(line, ", {} by capturing op", percent(capturing / total));
+    }
     if !names.is_empty() {
         line.push_str("; by kernel name: ");
         line.push_str(&names.join(", "));

@@ -207,6 +207,16 @@ const CASES: &[Case] = &[
     },
 ];
 
+/// TraceLens's kernel time per op category (`ops_summary_by_category.csv` in `csvs`), ms.
+fn tracelens_by_category(csvs: &str) -> HashMap<String, f64> {
+    let mut theirs: HashMap<String, f64> = HashMap::new();
+    for record in records(&format!("{csvs}/ops_summary_by_category.csv")) {
+        *theirs.entry(record["op category"].clone()).or_default() +=
+            number(&record, "total_direct_kernel_time_ms");
+    }
+    theirs
+}
+
 /// Milliseconds of memsets launched from inside ops of `category`.
 fn memsets_under(trace: &Trace, category: &str) -> f64 {
     let table = KernelCategories::embedded();
@@ -229,11 +239,7 @@ fn categories_equal_tracelens_ops_summary_by_category_where_definitions_agree() 
         let trace = common::read(&format!("{BASE}/{}.json.gz", case.name));
         let result = analysis(&trace);
         let ours = summed(&result, false, |row| row.name.clone());
-        let mut theirs: HashMap<String, f64> = HashMap::default();
-        for record in records(&format!("{BASE}/{}/ops_summary_by_category.csv", case.csvs)) {
-            *theirs.entry(record["op category"].clone()).or_default() +=
-                number(&record, "total_direct_kernel_time_ms");
-        }
+        let theirs = tracelens_by_category(&format!("{BASE}/{}", case.csvs));
         for &(their_name, our_name, basis) in case.categories {
             let row = &ours[our_name];
             let ours_ms = match basis {
@@ -340,7 +346,7 @@ fn every_stage_says_what_decided_its_categories() {
                 Some(_) => {}
             }
         }
-        let mut summed = [0_i64; 6];
+        let mut summed = [0_i64; DecidedBy::ALL.len()];
         for stage in &result.breakdown.stages {
             let parts: i64 = DecidedBy::ALL
                 .iter()
@@ -352,7 +358,9 @@ fn every_stage_says_what_decided_its_categories() {
                 .iter()
                 .map(|c| c.time_by_op.as_nanos())
                 .sum();
-            assert_eq!(by_op, stage.decided.get(DecidedBy::LaunchingOp).as_nanos());
+            let ops = [DecidedBy::LaunchingOp, DecidedBy::CapturingOp];
+            let decided: i64 = ops.iter().map(|&by| stage.decided.get(by).as_nanos()).sum();
+            assert_eq!(by_op, decided, "{}", case.name);
             for by in DecidedBy::ALL {
                 summed[by.index()] += stage.decided.get(by).as_nanos();
             }
@@ -363,11 +371,78 @@ fn every_stage_says_what_decided_its_categories() {
             "{}",
             case.name
         );
+        let by_capture = summed[DecidedBy::CapturingOp.index()];
         assert_eq!(
-            summed[DecidedBy::GraphReplay.index()],
+            summed[DecidedBy::GraphReplay.index()] + by_capture,
             replayed,
             "{}",
             case.name
         );
+    }
+}
+
+#[test]
+fn replayed_kernels_take_the_category_of_the_ops_that_captured_them() {
+    use stepscope_analysis::passes::capture_graphs::captured_graphs;
+    use stepscope_analysis::passes::event_categories::DecidedBy;
+    // TraceLens maps a replay's kernels to the ops of its capture trace; with `--capture`
+    // (or a capture in the trace) stepscope does too, and the categories stay TraceLens's.
+    let cases = [
+        (
+            "inference/sglang_decode/sglang_Qwen3-8B_decode",
+            "inference/sglang_decode/capture_traces/bs_32_rank0.json.gz",
+            &[("GEMM", "gemm"), ("RMSNorm", "normalization")][..],
+        ),
+        (
+            "inference/vllm_prefilldecode_piecewise/graph_execution",
+            "inference/vllm_prefilldecode_piecewise/capture_traces/graph_capture_rank_0.1773709679453551615.pt.trace.json.gz",
+            &[("GEMM", "gemm"), ("RMSNorm", "normalization")][..],
+        ),
+        (
+            "inference/vllm_decode_full/graph_execution",
+            "inference/vllm_decode_full/capture_traces/graph_capture_rank_0.1773709742341309550.pt.trace.json.gz",
+            &[("GEMM", "gemm"), ("RMSNorm", "normalization")][..],
+        ),
+    ];
+    let table = KernelCategories::embedded();
+    for (name, capture, compared) in cases {
+        let capture = captured_graphs(&common::read(&format!("{BASE}/{capture}")));
+        assert!(
+            capture
+                .iter()
+                .any(|g| g.op_names.iter().any(Option::is_some))
+        );
+        let trace = common::read(&format!("{BASE}/{name}.json.gz"));
+        let options = AnalysisOptions {
+            capture: &capture,
+            ..AnalysisOptions::new(&table)
+        };
+        let result = analyze(&trace, &options);
+        let total: i64 = result
+            .breakdown
+            .stages
+            .iter()
+            .map(|s| s.gpu_time.as_nanos())
+            .sum();
+        let by_capture: i64 = result
+            .breakdown
+            .stages
+            .iter()
+            .map(|s| s.decided.get(DecidedBy::CapturingOp).as_nanos())
+            .sum();
+        assert!(
+            by_capture as f64 > 0.5 * total as f64,
+            "{name}: {by_capture} of {total} ns"
+        );
+        let csvs = format!("{BASE}/{}/perf_csvs", name.rsplit_once('/').expect("dir").0);
+        let theirs = tracelens_by_category(&csvs);
+        let ours = summed(&result, false, |row| row.name.clone());
+        for (their_name, our_name) in compared {
+            let (theirs_ms, ours_ms) = (theirs[*their_name], ms(ours[*our_name].time));
+            assert!(
+                (ours_ms - theirs_ms).abs() <= 0.001 * theirs_ms + 1e-3,
+                "{name}: {their_name} {theirs_ms} vs {our_name} {ours_ms}"
+            );
+        }
     }
 }

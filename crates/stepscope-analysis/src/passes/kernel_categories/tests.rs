@@ -625,10 +625,42 @@ fn generic_ops_and_inductor_launches_have_no_op_category() {
         "aten::upsample_nearest2d",
         "aten::quantile",
         "aten::fill_",
+        "aten::mul",
+        "aten::clamp_min",
+        "aten::cumsum",
+        "aten::pad",
+        "aten::_pad_packed_sequence",
+        "aten::_weight_norm_interface",
+        "aten::_convert_weight_to_int4pack",
         "triton_poi_fused_addmm_gelu_view_15",
         "triton_red_fused__unsafe_view_add_addmm_clone_convolution_mul_native_layer_norm_slice",
         "CompiledFunction",
         "",
+    ] {
+        assert_eq!(op_category(op), None, "{op}");
+    }
+}
+
+// Autograd functions whose kernels are mixed (TransformerEngine's `_Linear` casts, transposes
+// and multiplies; `_LayerNormLinear` also normalises) and the autograd engine's wrappers,
+// never the op that launches a kernel, have no rule: their kernels keep their name's category.
+#[test]
+fn mixed_autograd_functions_and_engine_wrappers_have_no_op_category() {
+    for op in [
+        "_Linear",
+        "_LinearBackward",
+        "_LayerNormLinear",
+        "_LayerNormMLPBackward",
+        "autograd::engine::evaluate_function: MmBackward0",
+        "autograd::engine::evaluate_function: FlashAttnFuncBackward",
+        "autograd::engine::evaluate_function: ConvolutionBackward0",
+        "autograd::engine::evaluate_function: NativeLayerNormBackward0",
+        "MmBackward0",
+        "TokenPermuteMaskMap",
+        "MoEDispatch",
+        "CrossEntropyFunction",
+        "DaoAILab::_causal_conv1d_fwd_cpp",
+        "aiter::mhc_post",
     ] {
         assert_eq!(op_category(op), None, "{op}");
     }
@@ -663,4 +695,257 @@ fn op_rules_must_name_a_defined_category_and_compile() {
     let memory = "[[op]]\ncategory = \"memcpy_memset\"\npatterns = [\"^aten::copy_$\"]\n";
     let table = KernelCategories::from_toml(memory).unwrap();
     assert_eq!(table.classify_op("aten::copy_"), Some(table.memory()));
+}
+
+// Op names AMD's TraceLens (AMD-AGI/TraceLens, `TraceLens/PerfModel/torch_op_mapping.py`,
+// `op_categories.py` and `extensions/pseudo_ops_perf_utils.py`) maps to GEMM, CONV, NORM,
+// SDPA/InferenceAttention, MoE and RoPE: the launching-op rules give the same family.
+// `sglang_profiler::` names are SGLang's profiler ops, which carry a `_<n>` suffix.
+#[test]
+fn tracelens_gemm_ops() {
+    assert_ops(
+        "gemm",
+        &[
+            "aten::mm",
+            "aten::addmm",
+            "aten::bmm",
+            "aten::baddbmm",
+            "aten::_scaled_mm",
+            "trtllm::cublas_scaled_mm",
+            "bitsandbytes::int8_linear_matmul",
+            "tex_ts::te_gemm_ts",
+            "vllm::gemm_with_dynamic_quant",
+            "vllm::rocm_unquantized_gemm",
+            "vllm::rocm_aiter_triton_gemm_a8w8_blockscale",
+            "vllm::_rocm_aiter_preshuffled_per_token_w8a8_gemm",
+            "primus_turbo::hipblaslt_gemm_fp8",
+            "primus_turbo_cpp_extension::hipblaslt_gemm_fp4",
+            "aiter::gemm_a4w4",
+            "aiter::_gemm_a4w4_asm",
+            "aiter::gemm_a16w16",
+            "aiter::gemm_a16w16_atomic_",
+            "aiter::_gemm_a16w16_asm",
+            "aiter::gemm_afp4wfp4_",
+            "aiter::batched_gemm_a16wfp4_",
+            "aiter::gemm_a8w8_ck",
+            "aiter::gemm_a8w8_bpreshuffle_ck",
+            "aiter::gemm_a8w8_blockscale_cktile",
+            "aiter::gemm_a8w8_blockscale_bpreshuffle_ck",
+            "aiter::_gemm_a8w8_blockscale_bpreshuffle_asm",
+            "aiter::flatmm_a8w8_blockscale_asm",
+            "aiter::gfx950_a8w8_blockscale_asm",
+            "sglang_profiler::fp8_utils_gemm_a8w8_blockscale_3",
+            "sglang_profiler::gemm_kernels_flydsl_hgemm_12",
+            "sglang_profiler::batched_gemm_a8w8_a_per_token_group_prequant_w_per_batched_tensor_quant_2",
+            "_rocm_C::LLMM1",
+            "aiter::wvSpltK",
+        ],
+    );
+}
+
+#[test]
+fn tracelens_convolution_and_norm_ops() {
+    assert_ops(
+        "convolution",
+        &[
+            "aten::convolution",
+            "aten::convolution_backward",
+            "aten::miopen_convolution",
+            "aten::cudnn_convolution",
+            "aten::cudnn_convolution_transpose",
+            "aten::slow_conv_dilated2d",
+            "ConvBias_",
+            "ConvBiasReLU_",
+            "ConvBias_Backward",
+            "ConvBiasReLU_Backward",
+        ],
+    );
+    let mut norms = Vec::new();
+    for kind in ["batch", "layer", "group", "instance", "rms"] {
+        for variant in ["", "native_", "miopen_", "cudnn_"] {
+            norms.push(format!("aten::{variant}{kind}_norm"));
+            norms.push(format!("aten::{variant}{kind}_norm_backward"));
+        }
+    }
+    let norms: Vec<&str> = norms.iter().map(String::as_str).collect();
+    assert_ops("normalization", &norms);
+    assert_ops(
+        "normalization",
+        &[
+            "aten::_fused_rms_norm",
+            "aten::_fused_rms_norm_backward",
+            "primus::fused_ln_modulate",
+            "primus::fused_ln_modulate_backward",
+            "aiter::rms_norm",
+            "aiter::rmsnorm2d_fwd_with_add_ck",
+            "aiter::rmsnorm2d_fwd_with_dynamicquant_ck",
+            "aiter::add_rmsnorm",
+            "aiter::rmsnorm_quant",
+            "aiter::fused_add_rmsnorm_pad_",
+            "aiter::_fuse_rmsnorm_fp4_quant",
+            "aiter::_fused_qk_rmsnorm_kernel",
+            "vllm::rocm_aiter_rmsnorm_with_add_fp8_group_quant",
+            "vllm::rocm_aiter_triton_add_rmsnorm_pad",
+            "sglang_profiler::fused_mxfp4_quant_fused_rms_mxfp4_quant_4",
+        ],
+    );
+}
+
+#[test]
+fn tracelens_training_attention_ops() {
+    assert_ops(
+        "attention",
+        &[
+            "aten::_scaled_dot_product_cudnn_attention",
+            "aten::_scaled_dot_product_efficient_attention",
+            "aten::_scaled_dot_product_flash_attention",
+            "aten::_scaled_dot_product_cudnn_attention_backward",
+            "aten::_scaled_dot_product_efficient_attention_backward",
+            "aten::_scaled_dot_product_flash_attention_backward",
+            "aten::_efficient_attention_forward",
+            "aten::_efficient_attention_backward",
+            "aten::_flash_attention_backward",
+            "FlashAttnFunc",
+            "FlashAttnFuncBackward",
+            "FlashAttnVarlenFunc",
+            "FusedAttnFuncBackward",
+            "EvoformerAttention",
+            "flash_attn::_flash_attn_forward",
+            "flash_attn::_flash_attn_backward",
+            "flash_attn::_flash_attn_varlen_forward",
+            "flash_attn::_flash_attn_varlen_backward",
+            "flash_attn_3::fwd",
+            "_vllm_fa3_C::fwd",
+            "aiter::_flash_attn_forward",
+            "aiter::_flash_attn_backward",
+            "aiter::wrapper_fmha_v3_fwd",
+            "aiter::wrapper_fmha_v3_bwd",
+            "aiter::mha_fwd",
+            "aiter::mha_bwd",
+            "aiter::fmha_v3_fwd",
+            "aiter::mha_varlen_fwd",
+            "aiter::fmha_v3_varlen_fwd",
+        ],
+    );
+}
+
+#[test]
+fn tracelens_inference_attention_ops() {
+    assert_ops(
+        "attention",
+        &[
+            "vllm::unified_attention_with_output",
+            "vllm::gdn_attention_core",
+            "vllm::rocm_aiter_sparse_attn_indexer",
+            "_rocm_C::paged_attention",
+            "aiter::paged_attention_v1",
+            "aiter::mha_batch_prefill",
+            "aiter::pa_decode_gluon",
+            "aiter::pa_sparse_prefill_opus_fwd",
+            "aiter::mla_decode_stage1_asm_fwd",
+            "aiter::mla_prefill_ps_asm_fwd",
+            "aiter::get_mla_metadata_v1",
+            "aiter::indexer_score_topk",
+            "aiter::linear_attention_with_output_base",
+            "sglang_profiler::attention_paged_attention_ragged_7",
+            "sglang_profiler::tilelang_kernel_tilelang_sparse_fwd_1",
+            "sglang::store_cache",
+            "_C_cache_ops::reshape_and_cache_flash",
+            "_C_cache_ops::concat_and_cache_mla",
+            "_C_cache_ops::concat_mla_q",
+        ],
+    );
+}
+
+#[test]
+fn tracelens_moe_and_rope_ops() {
+    assert_ops(
+        "moe",
+        &[
+            "vllm::moe_forward",
+            "vllm::rocm_aiter_fused_moe",
+            "vllm::outplace_fused_experts",
+            "aiter::fused_moe_",
+            "aiter::fmoe_g1u1",
+            "aiter::fmoe_fp8_blockscale_g1u1",
+            "aiter::ck_moe_stage1",
+            "aiter::moe_cktile2stages_gemm2_ck",
+            "aiter::moe_sorting_fwd",
+            "aiter::mxfp4_moe_sort_hip",
+            "aiter::moe_align_block_size",
+            "_moe_C::moe_align_block_size",
+            "aiter::moe_sum",
+            "aiter::topk_softmax_asm",
+            "aiter::topk_sigmoid",
+            "aiter::topk_softplus",
+            "aiter::biased_grouped_topk_hip",
+            "aiter::grouped_topk",
+            "aiter::moe_fused_gate",
+            "sglang_profiler::fused_moe_triton_kernels_invoke_fused_moe_kernel_3",
+            "sglang_profiler::fused_moe_triton_kernels_fused_append_shared_experts_1",
+            "aten::_grouped_mm",
+            "aten::_scaled_grouped_mm",
+            "primus_turbo::grouped_gemm",
+            "primus_turbo::grouped_gemm_variable_k_impl",
+            "primus_turbo_cpp_extension::ck_grouped_gemm_variable_k",
+        ],
+    );
+    assert_ops(
+        "rope_embedding",
+        &[
+            "FusedRoPEFunc",
+            "FusedRoPEFuncBackward",
+            "aiter::rope_cached_positions_2c_fwd_impl",
+            "sgl_kernel::rotary_embedding",
+        ],
+    );
+}
+
+#[test]
+fn tracelens_pointwise_reduce_and_collective_ops() {
+    assert_ops(
+        "activation",
+        &[
+            "aiter::silu_and_mul",
+            "_C::silu_and_mul",
+            "aiter::gelu_and_mul",
+            "aiter::gelu_tanh_and_mul",
+        ],
+    );
+    assert_ops(
+        "quantization",
+        &[
+            "aiter::dynamic_per_token_scaled_quant",
+            "aiter::dynamic_per_tensor_quant",
+            "aiter::dynamic_per_group_scaled_quant_fp4",
+            "vllm::triton_per_token_group_quant_fp8",
+            "_C::per_token_group_fp8_quant",
+            "primus_turbo::quantize_fp8_tensorwise",
+            "primus::quantize_mxfp4_dual",
+            "sglang_profiler::quant_dynamic_mxfp4_quant_2",
+        ],
+    );
+    assert_ops(
+        "reduce",
+        &[
+            "aten::max",
+            "aten::norm",
+            "aten::linalg_norm",
+            "aten::std",
+            "aten::logsumexp",
+            "aten::amax",
+        ],
+    );
+    assert_ops(
+        "communication",
+        &[
+            "aiter::fused_allreduce_rmsnorm_",
+            "vllm::rocm_aiter_fused_allreduce_rmsnorm",
+            "aiter::reduce_scatter",
+            "aiter::all_gather_reg",
+            "sgl_kernel::qr_all_reduce",
+            "sglang::reg_all_gather_into_tensor",
+            "_C_custom_ar::qr_all_reduce",
+        ],
+    );
 }
