@@ -37,7 +37,7 @@ use passes::replay_coverage::{
 use passes::runtime_advice::{RuntimeAdvice, runtime_advice};
 use passes::stage_breakdown::{BreakdownInputs, StageBreakdown, add_missing_work, stage_breakdown};
 use passes::steps::{Steps, find_steps};
-use stepscope_model::Trace;
+use stepscope_model::{RuntimeCallKind, Trace};
 
 /// What the passes need besides the trace.
 #[derive(Debug, Clone, Copy)]
@@ -92,7 +92,13 @@ pub struct TraceAnalysis {
 pub fn analyze(trace: &Trace, options: &AnalysisOptions<'_>) -> TraceAnalysis {
     let links = link_launches(trace);
     let steps = find_steps(trace);
-    let ops = launching_ops(trace);
+    // Launch calls: eager launches (captures' too), and any other call that launched GPU
+    // work except graph launches, whose enclosing op did not launch the replayed kernels.
+    let ops = launching_ops(trace, |call| match trace.runtime.kind[call] {
+        RuntimeCallKind::EagerLaunch => true,
+        RuntimeCallKind::GraphLaunch => false,
+        _ => !links.launched(call).is_empty(),
+    });
     let own_captures = captured_graphs_with_ops(trace, &ops);
     let (coverage, patterns) = coverage(trace, &links, &steps, &own_captures, options);
     let captures: Vec<&CapturedGraph> = own_captures.iter().chain(options.capture).collect();

@@ -43,7 +43,8 @@ pub fn captured_graphs(trace: &Trace) -> Vec<CapturedGraph> {
     if !has_capture || trace.cpu_ops.is_empty() {
         return captured_graphs_with_ops(trace, &LaunchingOps::default());
     }
-    captured_graphs_with_ops(trace, &launching_ops(trace))
+    let launch = |row: usize| trace.runtime.kind[row] == RuntimeCallKind::EagerLaunch;
+    captured_graphs_with_ops(trace, &launching_ops(trace, launch))
 }
 
 /// [`captured_graphs`] with the launching ops already found.

@@ -19,33 +19,69 @@ pub struct LaunchingOps {
     pub op_of_call: Vec<Option<u32>>,
 }
 
-/// Finds the innermost enclosing CPU op of every runtime call.
-pub fn launching_ops(trace: &Trace) -> LaunchingOps {
+/// Finds the innermost enclosing CPU op of every runtime call `wanted` accepts (the others
+/// get `None`): callers ask for launch calls only, which keeps the work to the calls that
+/// matter on traces with millions of host events.
+pub fn launching_ops(trace: &Trace, wanted: impl Fn(usize) -> bool) -> LaunchingOps {
     let mut op_of_call = vec![None; trace.runtime.len()];
     if trace.cpu_ops.is_empty() {
         return LaunchingOps { op_of_call };
     }
-    let ops = &trace.cpu_ops;
+    let mut threads = Threads::default();
     let runtime = &trace.runtime;
-    let mut per_thread: FxHashMap<(ProcessId, ThreadId), Thread> = FxHashMap::default();
-    for row in 0..ops.len() {
-        let key = (ops.process[row], ops.thread[row]);
-        let span = (ops.start[row], std::cmp::Reverse(ops.end(row)), row as u32);
-        per_thread.entry(key).or_default().ops.push(span);
+    for row in (0..runtime.len()).filter(|&row| wanted(row)) {
+        let index = threads.index_or_insert((runtime.process[row], runtime.thread[row]));
+        threads.list[index]
+            .calls
+            .push((runtime.start[row], row as u32));
     }
-    for row in 0..runtime.len() {
-        let key = (runtime.process[row], runtime.thread[row]);
-        if let Some(thread) = per_thread.get_mut(&key) {
-            thread.calls.push((runtime.start[row], row as u32));
+    let ops = &trace.cpu_ops;
+    for row in 0..ops.len() {
+        if let Some(index) = threads.index((ops.process[row], ops.thread[row])) {
+            let span = (ops.start[row], std::cmp::Reverse(ops.end(row)), row as u32);
+            threads.list[index].ops.push(span);
         }
     }
-    for thread in per_thread.values_mut() {
+    for thread in &mut threads.list {
         // Outer ops first at equal starts, so that the inner one sits above on the stack.
         thread.ops.sort_unstable();
         thread.calls.sort_unstable();
         sweep(thread, &mut op_of_call);
     }
     LaunchingOps { op_of_call }
+}
+
+/// Threads by (process, thread), remembering the last one looked up: events of one thread
+/// come in runs, so most lookups skip the hash.
+#[derive(Default)]
+struct Threads {
+    list: Vec<Thread>,
+    by_key: FxHashMap<(ProcessId, ThreadId), usize>,
+    last: Option<((ProcessId, ThreadId), Option<usize>)>,
+}
+
+impl Threads {
+    fn index(&mut self, key: (ProcessId, ThreadId)) -> Option<usize> {
+        if let Some((last, index)) = self.last {
+            if last == key {
+                return index;
+            }
+        }
+        let index = self.by_key.get(&key).copied();
+        self.last = Some((key, index));
+        index
+    }
+
+    fn index_or_insert(&mut self, key: (ProcessId, ThreadId)) -> usize {
+        if let Some(index) = self.index(key) {
+            return index;
+        }
+        self.list.push(Thread::default());
+        let index = self.list.len() - 1;
+        self.by_key.insert(key, index);
+        self.last = Some((key, Some(index)));
+        index
+    }
 }
 
 /// The ops (start, end reversed, row) and launch calls (start, row) of one thread.
@@ -133,7 +169,7 @@ mod tests {
         call(&mut b, 3, 5); // a thread without ops
         call(&mut b, 1, 10); // at an op's start: inside it
         let trace = b.finish();
-        let found = launching_ops(&trace);
+        let found = launching_ops(&trace, |_| true);
         let names: Vec<Option<&str>> = found
             .op_of_call
             .iter()
@@ -159,6 +195,6 @@ mod tests {
         let mut b = TraceBuilder::new();
         call(&mut b, 1, 5);
         let trace = b.finish();
-        assert_eq!(launching_ops(&trace).op_of_call, [None]);
+        assert_eq!(launching_ops(&trace, |_| true).op_of_call, [None]);
     }
 }

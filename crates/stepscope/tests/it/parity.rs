@@ -221,7 +221,7 @@ fn tracelens_by_category(csvs: &str) -> HashMap<String, f64> {
 fn memsets_under(trace: &Trace, category: &str) -> f64 {
     let table = KernelCategories::embedded();
     let links = link_launches(trace);
-    let ops = launching_ops(trace);
+    let ops = launching_ops(trace, |_| true);
     (0..trace.gpu.len())
         .filter(|&row| trace.gpu.kind[row] == GpuEventKind::Memset)
         .filter(|&row| {
