@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # Client overhead of `stepscope bench` beside `vllm bench serve`'s client, both against the
-# same instant server (crates/stepscope-serving/src/load/instant_server.rs: answers every
+# same instant server (crates/stepscope-test-server/src/lib.rs: answers every
 # request at once), each client pinned to one core and the server to the other.
 #
 #   scripts/bench-client-overhead.sh            # all three parts below
 #
-# 1. `cargo bench -p stepscope-serving --bench client_overhead`: stepscope's client in
+# 1. `cargo bench -p stepscope-load --bench client_overhead`: stepscope's client in
 #    process: highest output tokens/s at concurrency 256, and the timing error (client chunk
 #    times minus the server's send times, one chunk per stream every 10 ms).
 # 2. `stepscope bench` (release binary) against the instant server, 3 runs.
@@ -32,10 +32,10 @@ mkdir -p "$OUT"
 log() { printf '[client-overhead] %s\n' "$*" >&2; }
 
 log "1. in-process benchmark (server on core 0, client on core 1)"
-cargo bench -p stepscope-serving --bench client_overhead 2>/dev/null | tee "$OUT/in-process.txt"
+cargo bench -p stepscope-load --bench client_overhead 2>/dev/null | tee "$OUT/in-process.txt"
 
 cargo build --release -p stepscope 2>/dev/null
-server_bin=$(cargo bench -p stepscope-serving --bench client_overhead --no-run 2>&1 |
+server_bin=$(cargo bench -p stepscope-load --bench client_overhead --no-run 2>&1 |
   sed -n 's/.*Executable .*(\(.*\)).*/\1/p' | head -1)
 [ -x "$server_bin" ] || { log "error: no benchmark binary"; exit 1; }
 

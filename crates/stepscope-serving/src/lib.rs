@@ -10,8 +10,6 @@
 //!   refuses a server booted for the other kind of run.
 //! - [`detect`]: which HIP runtime is actually loaded, from process maps, a Python
 //!   environment, `/opt/rocm/.info/version`, `hipconfig` or a trace header.
-//! - [`load`]: the load generator behind `stepscope bench` (streaming OpenAI-compatible
-//!   requests at a fixed concurrency or a Poisson rate; TTFT, TPOT, ITL, E2E).
 //!
 //! The switch table itself lives in [`stepscope_model::switches`].
 //!
@@ -53,7 +51,6 @@ pub mod detect;
 mod error;
 pub mod fingerprint;
 pub mod launch;
-pub mod load;
 pub mod render;
 mod yaml_keys;
 

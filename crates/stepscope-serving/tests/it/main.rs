@@ -8,6 +8,4 @@ mod common;
 mod config_errors;
 mod detect;
 mod fingerprint;
-mod load;
-mod load_failures;
 mod render;

@@ -1,5 +1,5 @@
 //! `stepscope bench`: load an OpenAI-compatible server and print TTFT, TPOT, ITL, E2E and
-//! throughput; `--json` keeps every request. The work is in `stepscope_serving::load`; this
+//! throughput; `--json` keeps every request. The work is in `stepscope_load`; this
 //! module resolves flags, drives the runtime, draws the progress bar and renders the table.
 
 use crate::Outcome;
@@ -14,7 +14,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread::JoinHandle;
 use std::time::Duration as StdDuration;
-use stepscope_serving::load::{
+use stepscope_load::{
     Api, BenchOptions, BenchProgress, BenchReport, LatencyStats, MonotonicClock, PromptSource,
     WordVocabulary, run_benchmark,
 };

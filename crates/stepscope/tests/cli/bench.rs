@@ -6,7 +6,7 @@ use crate::common::*;
 use serde_json::Value;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
-use stepscope_serving::load::instant_server::{InstantServer, InstantServerOptions};
+use stepscope_test_server::{InstantServer, InstantServerOptions};
 
 fn server(options: InstantServerOptions) -> InstantServer {
     InstantServer::start(options).expect("the instant server starts")
@@ -113,7 +113,7 @@ fn json_dash_goes_to_stdout_with_the_table_on_stderr() {
 
 #[test]
 fn failures_are_counted_in_the_table() {
-    use stepscope_serving::load::instant_server::Fault;
+    use stepscope_test_server::Fault;
     let server = server(InstantServerOptions::default().with_fault(Fault::Status(503), 2));
     let args = bench_args(
         &server,

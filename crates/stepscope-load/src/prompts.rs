@@ -5,8 +5,8 @@
 //! measured prompts come first from the seed's stream and warmup prompts after them, so the
 //! measured prompts do not change with `warmup`.
 
-use crate::load::error::LoadError;
-use crate::load::options::{Api, BenchOptions, PromptSource};
+use crate::error::LoadError;
+use crate::options::{Api, BenchOptions, PromptSource};
 use rand::rngs::ChaCha8Rng;
 use rand::{RngExt, SeedableRng};
 use serde::{Deserialize, Serialize};

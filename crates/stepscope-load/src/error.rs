@@ -1,5 +1,5 @@
 //! Errors of the load generator. A failed request is not an error of the run: it is counted
-//! in the report ([`crate::load::FailureKind`]); these stop a run before it starts.
+//! in the report ([`crate::FailureKind`]); these stop a run before it starts.
 
 use std::path::PathBuf;
 
@@ -10,7 +10,7 @@ pub enum LoadError {
     /// An option is out of range.
     #[error("Option `{option}` {problem}")]
     InvalidOption {
-        /// The field of [`crate::load::BenchOptions`].
+        /// The field of [`crate::BenchOptions`].
         option: &'static str,
         /// What is wrong, e.g. "must be at least 1".
         problem: String,

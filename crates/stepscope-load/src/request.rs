@@ -2,10 +2,10 @@
 //! body bytes of every socket read to the SSE recorder with the time the read returned, and
 //! classify whatever goes wrong. One timer bounds the whole request.
 
-use crate::load::clock::Clock;
-use crate::load::http1::{BodyDecoder, Connection, HeadError, Http1Client, ResponseHead, Step};
-use crate::load::record::{FailureKind, RequestError, RequestRecord};
-use crate::load::sse::{StreamRecorder, quote};
+use crate::clock::Clock;
+use crate::http1::{BodyDecoder, Connection, HeadError, Http1Client, ResponseHead, Step};
+use crate::record::{FailureKind, RequestError, RequestRecord};
+use crate::sse::{StreamRecorder, quote};
 use std::time::Duration as StdDuration;
 use stepscope_model::Timestamp;
 use tokio::time::{Instant, timeout_at};

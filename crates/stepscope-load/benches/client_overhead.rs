@@ -1,6 +1,6 @@
 //! Client overhead of the load generator: how many output tokens per second stepscope's
 //! client sustains on one core, and how far its chunk times are from the server's send
-//! times, against the in-process instant server (`load::instant_server`).
+//! times, against the in-process instant server (`stepscope-test-server`).
 //!
 //! ```text
 //! cargo bench -p stepscope-serving --bench client_overhead            # both measurements
@@ -18,12 +18,12 @@ use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::sync::OnceLock;
 use std::time::{Duration as StdDuration, Instant};
-use stepscope_serving::load::instant_server::{InstantServer, InstantServerOptions, prompt_key};
-use stepscope_serving::load::prompts::token_id_prompts;
-use stepscope_serving::load::stats::{median_sorted, percentile_sorted};
-use stepscope_serving::load::{
+use stepscope_load::prompts::token_id_prompts;
+use stepscope_load::stats::{median_sorted, percentile_sorted};
+use stepscope_load::{
     BenchOptions, BenchProgress, BenchReport, Clock, MonotonicClock, run_benchmark,
 };
+use stepscope_test_server::{InstantServer, InstantServerOptions, prompt_key};
 
 const CONCURRENCY: usize = 256;
 const SERVER_CORE: usize = 0;

@@ -4,12 +4,12 @@
 use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration as StdDuration;
-use stepscope_serving::load::instant_server::{InstantServer, InstantServerOptions};
-use stepscope_serving::load::schedule::arrival_offsets;
-use stepscope_serving::load::{
+use stepscope_load::schedule::arrival_offsets;
+use stepscope_load::{
     Api, BenchOptions, BenchProgress, BenchReport, FailureKind, MonotonicClock, OutputTokenSource,
     PromptSource, WordVocabulary, run_benchmark,
 };
+use stepscope_test_server::{InstantServer, InstantServerOptions};
 
 /// Runs a benchmark on a current-thread runtime, failing the test past 60 s.
 pub fn run_with_stop(options: &BenchOptions, stop: impl Future<Output = ()>) -> BenchReport {

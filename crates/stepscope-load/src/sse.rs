@@ -6,7 +6,7 @@
 //! A token chunk is an event whose `choices` array is not empty, as `vllm bench serve` counts
 //! them: TTFT ends at the first, ITL is every gap between two, E2E ends at the last.
 
-use crate::load::record::{FailureKind, OutputTokenSource, RequestError, RequestRecord};
+use crate::record::{FailureKind, OutputTokenSource, RequestError, RequestRecord};
 use serde::Deserialize;
 use serde::de::{self, Deserializer, IgnoredAny, SeqAccess, Visitor};
 use std::fmt;

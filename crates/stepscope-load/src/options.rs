@@ -1,8 +1,8 @@
 //! What a benchmark sends, how fast, and for how long a request may take.
 
-use crate::load::error::LoadError;
-use crate::load::http1::Endpoint;
-use crate::load::prompts::WordVocabulary;
+use crate::error::LoadError;
+use crate::http1::Endpoint;
+use crate::prompts::WordVocabulary;
 use serde::Serialize;
 use std::sync::Arc;
 use std::time::Duration as StdDuration;

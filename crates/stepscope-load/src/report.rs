@@ -1,9 +1,9 @@
 //! The result of a run: settings, summary and every request, and its JSON form
 //! (schema version 1, documented in the README section "Load generator").
 
-use crate::load::options::{Api, BenchOptions};
-use crate::load::record::{FailureKind, OutputTokenSource, RequestError, RequestRecord};
-use crate::load::stats::{LatencyStats, PERCENTILE_METHOD};
+use crate::options::{Api, BenchOptions};
+use crate::record::{FailureKind, OutputTokenSource, RequestError, RequestRecord};
+use crate::stats::{LatencyStats, PERCENTILE_METHOD};
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -296,7 +296,7 @@ fn latency_stats(completed: &[&RequestRecord]) -> Latencies {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::load::record::RequestError;
+    use crate::record::RequestError;
 
     fn nanos(ms: i64) -> Duration {
         Duration::from_nanos(ms * 1_000_000)

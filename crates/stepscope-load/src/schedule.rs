@@ -2,8 +2,8 @@
 //! or at seeded Poisson arrival times and then as soon as a slot is free — the order
 //! `vllm bench serve` uses with `--request-rate` and `--max-concurrency`.
 
-use crate::load::options::BenchOptions;
-use crate::load::prompts::{PromptStream, domain_seed, request_body};
+use crate::options::BenchOptions;
+use crate::prompts::{PromptStream, domain_seed, request_body};
 use rand::SeedableRng;
 use rand::rngs::ChaCha8Rng;
 use rand_distr::{Distribution, Exp};

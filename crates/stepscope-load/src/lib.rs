@@ -16,12 +16,12 @@
 //! Python tools. Failed requests are counted by [`FailureKind`] and never hang a run; a stop
 //! future (Ctrl-C in the binary) ends it early with a report marked partial.
 //!
-//! [`instant_server`] is a test and benchmark helper: a real HTTP/SSE server on 127.0.0.1
-//! that answers instantly, or paced, or with injected faults.
+//! Its tests and benchmark run against `stepscope-test-server` (a dev-only crate): a real
+//! HTTP/SSE server on 127.0.0.1 that answers instantly, or paced, or with injected faults.
 //!
 //! ```
-//! use stepscope_serving::load::instant_server::{InstantServer, InstantServerOptions};
-//! use stepscope_serving::load::{BenchOptions, BenchProgress, MonotonicClock, run_benchmark};
+//! use stepscope_test_server::{InstantServer, InstantServerOptions};
+//! use stepscope_load::{BenchOptions, BenchProgress, MonotonicClock, run_benchmark};
 //!
 //! let server = InstantServer::start(InstantServerOptions::default()).unwrap();
 //! let mut options = BenchOptions::default();
@@ -48,7 +48,6 @@
 mod clock;
 mod error;
 mod http1;
-pub mod instant_server;
 mod options;
 pub mod prompts;
 mod record;

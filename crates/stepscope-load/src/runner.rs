@@ -2,14 +2,14 @@
 //! all multiplexed on the caller's task (no task per request), until every request ended or
 //! the stop future fired.
 
-use crate::load::clock::Clock;
-use crate::load::error::LoadError;
-use crate::load::http1::Http1Client;
-use crate::load::options::BenchOptions;
-use crate::load::record::RequestRecord;
-use crate::load::report::BenchReport;
-use crate::load::request::{RequestContext, send_request};
-use crate::load::schedule::{Next, Phase};
+use crate::clock::Clock;
+use crate::error::LoadError;
+use crate::http1::Http1Client;
+use crate::options::BenchOptions;
+use crate::record::RequestRecord;
+use crate::report::BenchReport;
+use crate::request::{RequestContext, send_request};
+use crate::schedule::{Next, Phase};
 use futures_util::StreamExt;
 use futures_util::stream::FuturesUnordered;
 use std::collections::BTreeMap;

@@ -3,8 +3,8 @@
 
 use crate::load::{run, small_options};
 use std::time::{Duration as StdDuration, Instant};
-use stepscope_serving::load::instant_server::{Fault, InstantServer, InstantServerOptions};
-use stepscope_serving::load::{BenchReport, FailureKind};
+use stepscope_load::{BenchReport, FailureKind};
+use stepscope_test_server::{Fault, InstantServer, InstantServerOptions};
 
 /// Runs 9 requests against a server whose every third answer has `fault`.
 fn faulty_run(fault: Fault, timeout: StdDuration) -> (BenchReport, InstantServer) {
