@@ -10,7 +10,7 @@ RUNS=${RUNS:-5}
 DATA=${DATA:-bench-data}
 TRACES=../shared/traces
 mkdir -p "$DATA"
-cargo build --release --locked -q -p stepscope -p stepscope-synth
+cargo build --release --locked -q -p stepscope
 
 make() { # name source target-bytes [--gzip]
   local out="$DATA/$1"

@@ -6,7 +6,7 @@
 //! - [`removal`] deletes a graph replay's kernels from a real trace, to make the symptom
 //!   from real files inside tests (no public trace shows it).
 //!
-//! Nothing here prints; the `tile-trace` binary is the only writer to the terminal.
+//! Nothing here prints; the `tile-trace` binary (in the `stepscope` crate) writes to the terminal.
 
 #![warn(missing_docs)]
 

@@ -15,3 +15,4 @@ mod json;
 mod multi_file;
 mod schema_doc;
 mod serving;
+mod tile_trace;
