@@ -5,9 +5,10 @@ mod honesty;
 use super::inputs::expand_inputs;
 use super::progress::ReadProgress;
 use crate::Outcome;
-use crate::cli::AnalyzeArgs;
+use crate::cli::ColorChoice;
 use crate::output;
 use anyhow::{Context, bail};
+use clap::Args;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::AtomicU64;
@@ -325,4 +326,61 @@ pub fn run(args: AnalyzeArgs) -> anyhow::Result<Outcome> {
     }
     emit(&document, &settings)?;
     Ok(outcome(&document, &settings))
+}
+
+/// Arguments of `analyze`.
+#[derive(Debug, Args)]
+pub struct AnalyzeArgs {
+    /// Trace files (`.json`, `.json.gz`, `.json.zst`) or folders of them; several files are
+    /// taken as ranks of one run.
+    #[arg(required = true, value_name = "TRACE_OR_DIR")]
+    pub inputs: Vec<PathBuf>,
+    /// Print the report as JSON (schema in docs/json-schema.md) instead of tables.
+    #[arg(long)]
+    pub json: bool,
+    /// Also write one CSV per table into this folder.
+    #[arg(long, value_name = "DIR")]
+    pub csv: Option<PathBuf>,
+    /// Gate a pipeline on the verdict: exit 3 when any replay is short, empty or damaged,
+    /// or the analysis is partial (`--allow-truncated` hit a break); exit 2 when an input
+    /// could not be read or holds no events. Sizes that rest on one replay alone
+    /// (`unverified`, "complete as far as the trace shows") pass.
+    #[arg(long)]
+    pub fail_on_incomplete: bool,
+    /// Like --fail-on-incomplete, and also exit 3 when some replay's size is unverified.
+    #[arg(long)]
+    pub strict: bool,
+    /// A capture trace (launches under hipStreamBeginCapture) giving the expected node count.
+    #[arg(long, value_name = "FILE")]
+    pub capture: Option<PathBuf>,
+    /// Kernel category table (TOML) replacing the built-in one.
+    #[arg(long, value_name = "FILE")]
+    pub categories: Option<PathBuf>,
+    /// Also break down the GPU work launched inside each host annotation
+    /// (`record_function`, `user_annotation`) whose name matches this regex, per name:
+    /// instances, host and GPU-mirror time, kernel time by category and by kernel.
+    #[arg(long, value_name = "REGEX", value_parser = parse_range)]
+    pub range: Option<RangePattern>,
+    /// Analyse the events before a break in a truncated or corrupt file; results are marked partial.
+    #[arg(long)]
+    pub allow_truncated: bool,
+    /// Parse threads (0 = all cores).
+    #[arg(long, default_value_t = 0, value_name = "N")]
+    pub threads: usize,
+    /// Kernels listed per stage.
+    #[arg(long, default_value_t = 10, value_name = "N")]
+    pub top: usize,
+    /// Colour the terminal report.
+    #[arg(long, value_enum, default_value_t = ColorChoice::Auto)]
+    pub color: ColorChoice,
+    /// No progress bar.
+    #[arg(long)]
+    pub no_progress: bool,
+}
+
+/// A `--range` pattern, or what is wrong with it.
+fn parse_range(text: &str) -> Result<RangePattern, String> {
+    RangePattern::new(text).map_err(|e| {
+        format!("not a valid regex: {e}\nhint: Rust `regex` syntax; `(?i)` makes it case-insensitive, `^step` anchors it")
+    })
 }

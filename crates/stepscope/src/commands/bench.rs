@@ -3,9 +3,9 @@
 //! module resolves flags, drives the runtime, draws the progress bar and renders the table.
 
 use crate::Outcome;
-use crate::cli::{BenchApi, BenchArgs, PromptFormat};
 use crate::output;
 use anyhow::Context as _;
+use clap::{Args, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::fmt::Write as _;
 use std::io::{IsTerminal, Write as _};
@@ -358,4 +358,78 @@ fn tick(bar: &ProgressBar, progress: &BenchProgress) {
             .saturating_sub(progress.completed() + progress.failed()),
         progress.failed()
     ));
+}
+
+/// The API `bench` talks to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum BenchApi {
+    /// /v1/completions: token-id or text prompts.
+    Completions,
+    /// /v1/chat/completions: one user message (text prompts, needs --tokenizer).
+    Chat,
+}
+
+/// What `bench` sends as prompts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum PromptFormat {
+    /// Token-id arrays of exactly --input-len ids (no tokenizer needed).
+    Ids,
+    /// Text of --input-len whole-word tokens of --tokenizer (the server re-tokenizes it).
+    Text,
+}
+
+/// Arguments of `bench`.
+#[derive(Debug, Args)]
+pub struct BenchArgs {
+    /// Base URL of the server (http only).
+    #[arg(long, default_value = "http://127.0.0.1:8000", value_name = "URL")]
+    pub url: String,
+    /// The model the server serves: the `model` field of every request.
+    #[arg(long, value_name = "NAME")]
+    pub model: String,
+    /// The API.
+    #[arg(long, value_enum, default_value_t = BenchApi::Completions)]
+    pub api: BenchApi,
+    /// Requests in flight at most; a request starts when one finishes.
+    #[arg(long, default_value_t = 64, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub concurrency: u32,
+    /// Prompt tokens per request.
+    #[arg(long, default_value_t = 1024, value_name = "TOKENS", value_parser = clap::value_parser!(u32).range(1..))]
+    pub input_len: u32,
+    /// Output tokens per request (max_tokens, with ignore_eos).
+    #[arg(long, default_value_t = 1024, value_name = "TOKENS", value_parser = clap::value_parser!(u32).range(1..))]
+    pub output_len: u32,
+    /// Measured requests.
+    #[arg(long, default_value_t = 512, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub num_prompts: u32,
+    /// Poisson arrivals at this many requests per second, still at most --concurrency in
+    /// flight; `inf` (default): as fast as the concurrency allows.
+    #[arg(long, value_name = "PER_SECOND")]
+    pub request_rate: Option<f64>,
+    /// Requests run before the measurement, with prompts of their own, not reported.
+    #[arg(long, default_value_t = 0, value_name = "N")]
+    pub warmup: u32,
+    /// Seed of prompts and arrivals: the same seed sends the same prompts.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// Token ids are drawn from [0, N) [default: 2048, or the size of --tokenizer].
+    #[arg(long, value_name = "N", conflicts_with = "tokenizer", value_parser = clap::value_parser!(u32).range(1..))]
+    pub vocab_size: Option<u32>,
+    /// A local tokenizer.json: ids are drawn below its vocabulary size, and text prompts
+    /// are made of its whole-word tokens.
+    #[arg(long, value_name = "FILE")]
+    pub tokenizer: Option<PathBuf>,
+    /// Prompts as token ids or text [default: ids; text with --api chat].
+    #[arg(long, value_enum)]
+    pub prompt_format: Option<PromptFormat>,
+    /// Longest time one request may take, from sending to the end of its stream.
+    #[arg(long, default_value_t = 600.0, value_name = "SECONDS")]
+    pub timeout_s: f64,
+    /// Write the JSON document (settings, summary, every request) to FILE; `-`: to stdout,
+    /// with the table on stderr.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// No progress bar.
+    #[arg(long)]
+    pub no_progress: bool,
 }

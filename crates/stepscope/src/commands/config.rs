@@ -5,8 +5,8 @@
 //! config.
 
 use crate::Outcome;
-use crate::cli::{ConfigArgs, ConfigCommand, LaunchTarget};
 use crate::output;
+use clap::{Args, Subcommand, ValueEnum};
 use std::fmt::Write as _;
 use std::path::PathBuf;
 use stepscope_serving::{
@@ -130,4 +130,82 @@ fn fingerprint(inputs: &[PathBuf], explain: bool) -> anyhow::Result<Outcome> {
     } else {
         Outcome::Success
     })
+}
+
+/// Arguments of `config`.
+#[derive(Debug, Args)]
+pub struct ConfigArgs {
+    /// What to do with the configs.
+    #[command(subcommand)]
+    pub command: ConfigCommand,
+}
+
+/// `config` subcommands.
+#[derive(Debug, Subcommand)]
+pub enum ConfigCommand {
+    /// Check that every profile config carries the three switches and no baseline has one.
+    ///
+    /// Exit codes: 0 all good; 3 a problem was found (each names file, line and key); 2 a
+    /// file cannot be read or parsed.
+    ///
+    /// EXAMPLES:
+    ///   stepscope config check configs/
+    ///   stepscope config check my_profile.yaml my_baseline.yaml
+    #[command(verbatim_doc_comment)]
+    Check(ConfigCheckArgs),
+    /// Print the exact launch command of a config: export lines and the server command, or
+    /// one `docker run`.
+    ///
+    /// EXAMPLES:
+    ///   stepscope config render configs/profile_sglang.yaml > launch.sh && bash launch.sh
+    ///   stepscope config render configs/baseline_vllm.yaml --target docker
+    #[command(verbatim_doc_comment)]
+    Render(ConfigRenderArgs),
+    /// Print each config's reuse fingerprint: a hash over what reaches the server at boot
+    /// (framework, model, image, launch arguments, environment), not load, windows or output.
+    ///
+    /// EXAMPLES:
+    ///   stepscope config fingerprint configs/profile_sglang.yaml
+    ///   stepscope config fingerprint configs/ --explain   # also the hashed document
+    #[command(verbatim_doc_comment)]
+    Fingerprint(ConfigFingerprintArgs),
+}
+
+/// Arguments of `config check`.
+#[derive(Debug, Args)]
+pub struct ConfigCheckArgs {
+    /// Config files, or folders of `.yaml` / `.yml` files.
+    #[arg(required = true, value_name = "CONFIG_OR_DIR")]
+    pub inputs: Vec<PathBuf>,
+}
+
+/// Where a rendered launch runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum LaunchTarget {
+    /// A POSIX shell on the host.
+    Shell,
+    /// `docker run` with the config's image.
+    Docker,
+}
+
+/// Arguments of `config render`.
+#[derive(Debug, Args)]
+pub struct ConfigRenderArgs {
+    /// The config file.
+    #[arg(value_name = "CONFIG")]
+    pub config: PathBuf,
+    /// Where the command runs.
+    #[arg(long, value_enum, default_value_t = LaunchTarget::Shell)]
+    pub target: LaunchTarget,
+}
+
+/// Arguments of `config fingerprint`.
+#[derive(Debug, Args)]
+pub struct ConfigFingerprintArgs {
+    /// Config files, or folders of them.
+    #[arg(required = true, value_name = "CONFIG_OR_DIR")]
+    pub inputs: Vec<PathBuf>,
+    /// Also print the canonical document that is hashed.
+    #[arg(long)]
+    pub explain: bool,
 }

@@ -6,9 +6,10 @@
 
 use super::analyze::{AnalyzeSettings, analyze_paths};
 use crate::Outcome;
-use crate::cli::DemoArgs;
+use crate::cli::ColorChoice;
 use crate::output;
 use anyhow::Context;
+use clap::Args;
 use std::fmt::Write;
 use std::path::{Path, PathBuf};
 use stepscope_analysis::passes::kernel_categories::KernelCategories;
@@ -194,4 +195,18 @@ fn category_shares(file: &stepscope_report::schema::FileReport) -> Vec<Row> {
     }
     all.sort_by(|a, b| b.time_us.total_cmp(&a.time_us));
     all
+}
+
+/// Arguments of `demo`.
+#[derive(Debug, Args)]
+pub struct DemoArgs {
+    /// Decode steps in the generated window.
+    #[arg(long, default_value_t = 48, value_name = "N")]
+    pub steps: usize,
+    /// Keep the two generated traces in this folder.
+    #[arg(long, value_name = "DIR")]
+    pub keep: Option<PathBuf>,
+    /// Colour the terminal report.
+    #[arg(long, value_enum, default_value_t = ColorChoice::Auto)]
+    pub color: ColorChoice,
 }

@@ -6,8 +6,8 @@
 
 use super::inputs::expand_inputs;
 use crate::Outcome;
-use crate::cli::EnvArgs;
 use crate::output;
+use clap::{ArgGroup, Args};
 use std::fmt::Write as _;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
@@ -573,4 +573,48 @@ fn describe_race(race: &ReplayRace) -> String {
     format!(
         "warning: {what}, profiles recorded with it can miss some kernels of every graph replay (26–65% of them visible, varying per replay and per run: a race in the HIP runtime's batched AQL dispatch path) [reported: ROCm/ROCm #6102, ROCm/rocm-systems #4361, sglang #35390; not measured here]\n  fix: ROCm {RACE_FIXED_IN} or later for the libamdhip64 and libroctracer64 copies the process loads (upgrading /opt/rocm alone does not replace a wheel's own copies); the switches below are for another cause (whole replays unrecorded) and are advised as before; whether they also avoid this race was not measured\n"
     )
+}
+
+/// Arguments of `env`.
+#[derive(Debug, Args)]
+#[command(group(ArgGroup::new("runtime").required(true).args(["rocm", "cuda", "detect", "trace"])))]
+pub struct EnvArgs {
+    /// A HIP runtime or ROCm release: 7.2.0, 7.2.4, 7.2 (both 7.2 switches), 10.1, 7.11
+    /// (therock), develop.
+    #[arg(long, value_name = "VERSION")]
+    pub rocm: Option<String>,
+    /// A CUDA runtime: no switch is needed.
+    #[arg(long)]
+    pub cuda: bool,
+    /// Find the HIP runtime actually loaded: process maps, then a Python environment's
+    /// torch/lib, then /opt/rocm/.info/version, then hipconfig --version. Standard error also
+    /// lists the libamdhip64 and libroctracer64 copies the process maps (or the environment
+    /// ships), each against /opt/rocm's, and flags, with the fix: a copy older than
+    /// /opt/rocm's (a PyTorch wheel loads its own from torch/lib, so upgrading /opt/rocm does
+    /// not reach it), and a HIP runtime 7.2.0 or 7.2.1 (some kernels of graph replays missing
+    /// from profiles; fixed in 7.2.2; reported in public issues, not measured here).
+    #[arg(long)]
+    pub detect: bool,
+    /// Read the runtime from trace headers: files, or folders searched recursively for
+    /// *.json, *.json.gz and *.json.zst (as `analyze` takes them); repeatable. HIP traces get
+    /// the switches of their hip_runtime_version, CUDA traces none; traces of different
+    /// runtimes get the switches of all of them.
+    #[arg(long, value_name = "PATH", num_args = 1..)]
+    pub trace: Vec<PathBuf>,
+    /// With --detect: the server's process id (default: every process). A pid with no
+    /// /proc/PID is an error, not a fall-back to /opt/rocm.
+    #[arg(long, value_name = "PID", conflicts_with_all = ["rocm", "cuda", "trace"])]
+    pub pid: Option<u32>,
+    /// With --detect: a Python environment (venv or conda prefix) whose torch/lib (or
+    /// therock _rocm_sdk_core/lib) to read for the HIP runtime and roctracer copies no
+    /// process maps; repeatable (default: $VIRTUAL_ENV and $CONDA_PREFIX).
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["rocm", "cuda", "trace"])]
+    pub python_env: Vec<PathBuf>,
+    /// With --detect: read /proc and /opt/rocm below this folder (a container's root file
+    /// system); it must be a folder.
+    #[arg(long, value_name = "DIR", default_value = "/", conflicts_with_all = ["rocm", "cuda", "trace"])]
+    pub root: PathBuf,
+    /// Print `export KEY=VALUE` lines.
+    #[arg(long)]
+    pub shell: bool,
 }

@@ -1,4 +1,5 @@
-//! One module per subcommand; nothing below here sees clap types except to resolve them.
+//! One module per subcommand, each holding its clap `*Args` (whose doc comments are the help
+//! text) and resolving them into settings; no library crate sees clap.
 
 mod analyze;
 mod bench;
@@ -7,6 +8,12 @@ mod demo;
 mod env;
 mod inputs;
 mod progress;
+
+pub use analyze::AnalyzeArgs;
+pub use bench::BenchArgs;
+pub use config::ConfigArgs;
+pub use demo::DemoArgs;
+pub use env::EnvArgs;
 
 use crate::Outcome;
 use crate::cli::{Cli, Command};
