@@ -8,6 +8,9 @@
 //!   quoted so no value is split or executed.
 //! - [`mod@fingerprint`]: a hash over what reaches the server at boot, and [`may_reuse`], which
 //!   refuses a server booted for the other kind of run.
+//! - [`server`]: the server as a child process group: started with the config's
+//!   environment, ready when it answers a completion, stopped (SIGTERM, then SIGKILL) with
+//!   everything it spawned, on success, error or drop.
 //! - [`detect`]: which HIP runtime is actually loaded, from process maps, a Python
 //!   environment, `/opt/rocm/.info/version`, `hipconfig` or a trace header.
 //!
@@ -52,6 +55,7 @@ mod error;
 pub mod fingerprint;
 pub mod launch;
 pub mod render;
+pub mod server;
 mod yaml_keys;
 
 pub use check::{Finding, check_config, check_configs};
@@ -68,3 +72,4 @@ pub use error::{ConfigProblem, ServingError};
 pub use fingerprint::{Fingerprint, canonical_document, may_reuse};
 pub use launch::LaunchPlan;
 pub use render::{RenderTarget, render, shell_quote};
+pub use server::{ManagedServer, ReadyCheck, ServerError, ServerLaunch, StopOutcome};

@@ -9,3 +9,4 @@ mod config_errors;
 mod detect;
 mod fingerprint;
 mod render;
+mod server;
