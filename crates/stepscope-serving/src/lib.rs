@@ -8,6 +8,8 @@
 //!   quoted so no value is split or executed.
 //! - [`mod@fingerprint`]: a hash over what reaches the server at boot, and [`may_reuse`], which
 //!   refuses a server booted for the other kind of run.
+//! - [`collect`]: the trace files a profile window wrote, by the framework's names, waited
+//!   for until complete and moved into the run directory; incomplete ones reported by name.
 //! - [`server`]: the server as a child process group: started with the config's
 //!   environment, ready when it answers a completion, stopped (SIGTERM, then SIGKILL) with
 //!   everything it spawned, on success, error or drop.
@@ -49,6 +51,7 @@
 #![warn(missing_docs)]
 
 pub mod check;
+pub mod collect;
 pub mod config;
 pub mod detect;
 mod error;

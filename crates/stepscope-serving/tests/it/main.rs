@@ -4,6 +4,7 @@
 //! commands are checked by letting bash split them, not by running them.
 
 mod check;
+mod collect;
 mod common;
 mod config_errors;
 mod detect;
