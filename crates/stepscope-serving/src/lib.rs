@@ -10,6 +10,8 @@
 //!   refuses a server booted for the other kind of run.
 //! - [`collect`]: the trace files a profile window wrote, by the framework's names, waited
 //!   for until complete and moved into the run directory; incomplete ones reported by name.
+//! - [`windows`]: opening and closing profile windows over each framework's HTTP API, with
+//!   the fix when the server's profiler is off.
 //! - [`server`]: the server as a child process group: started with the config's
 //!   environment, ready when it answers a completion, stopped (SIGTERM, then SIGKILL) with
 //!   everything it spawned, on success, error or drop.
@@ -59,6 +61,7 @@ pub mod fingerprint;
 pub mod launch;
 pub mod render;
 pub mod server;
+pub mod windows;
 mod yaml_keys;
 
 pub use check::{Finding, check_config, check_configs};

@@ -11,3 +11,4 @@ mod detect;
 mod fingerprint;
 mod render;
 mod server;
+mod windows;

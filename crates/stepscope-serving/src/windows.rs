@@ -1,0 +1,187 @@
+//! Profile windows: opening and closing a framework's torch-profiler window over HTTP
+//! (DESIGN.md §6).
+//!
+//! SGLang takes the window's length in `/start_profile` (`num_steps`, `profile_by_stage`,
+//! `output_dir`) and closes it by itself; vLLM and ATOM record from `/start_profile` until
+//! `/stop_profile`, which blocks while the trace is written (minutes on big windows, so its
+//! timeout is the caller's and generous). A server whose profiler is not enabled answers 404
+//! (the route is not registered) or an error: [`WindowError::ProfilerDisabled`] says how to
+//! enable it for that framework.
+
+use crate::config::{Framework, ProfileWindow};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// A server's profile endpoints.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProfileEndpoint {
+    /// The framework, which decides the protocol.
+    pub framework: Framework,
+    /// Base URL, e.g. `http://127.0.0.1:8000`.
+    pub base_url: String,
+    /// Where the server writes traces (SGLang takes it per window; vLLM and ATOM at boot).
+    pub trace_dir: PathBuf,
+}
+
+/// How an opened window ends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WindowEnd {
+    /// The server closes it after its steps (SGLang `num_steps`).
+    BySteps,
+    /// [`stop_window`] closes it (vLLM, ATOM).
+    ByStop,
+}
+
+/// What `/stop_profile` answered.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct StopAnswer {
+    /// Trace files the server named (ATOM's `traces`), if it named any.
+    pub traces: Vec<String>,
+}
+
+/// Why a window could not be opened or closed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum WindowError {
+    /// The server's profiler is off.
+    #[error("{framework}'s profiler is not enabled: {url} answered {status}\nhint: {hint}")]
+    ProfilerDisabled {
+        /// The framework.
+        framework: &'static str,
+        /// The endpoint.
+        url: String,
+        /// Its status.
+        status: u16,
+        /// How to enable the profiler.
+        hint: &'static str,
+    },
+    /// Another error status.
+    #[error("{url} answered {status}: {body}")]
+    Status {
+        /// The endpoint.
+        url: String,
+        /// Its status.
+        status: u16,
+        /// The start of its body.
+        body: String,
+    },
+    /// No answer.
+    #[error("{url}: {message}\nhint: is the server running, and is this its address?")]
+    Connect {
+        /// The endpoint.
+        url: String,
+        /// What the HTTP client said.
+        message: String,
+    },
+}
+
+/// Opens a window. SGLang gets the window's steps and the trace folder; vLLM and ATOM
+/// record until [`stop_window`].
+pub fn start_window(
+    endpoint: &ProfileEndpoint,
+    window: ProfileWindow,
+) -> Result<WindowEnd, WindowError> {
+    let url = format!("{}/start_profile", endpoint.base_url.trim_end_matches('/'));
+    match endpoint.framework {
+        Framework::Sglang => {
+            let body = sglang_body(window, &endpoint.trace_dir);
+            post(
+                endpoint.framework,
+                &url,
+                Some(&body),
+                Duration::from_secs(60),
+            )?;
+            Ok(WindowEnd::BySteps)
+        }
+        Framework::Vllm | Framework::Atom => {
+            post(endpoint.framework, &url, None, Duration::from_secs(60))?;
+            Ok(WindowEnd::ByStop)
+        }
+    }
+}
+
+/// Closes a vLLM or ATOM window; blocks while the server writes the trace, up to `timeout`.
+pub fn stop_window(
+    endpoint: &ProfileEndpoint,
+    timeout: Duration,
+) -> Result<StopAnswer, WindowError> {
+    let url = format!("{}/stop_profile", endpoint.base_url.trim_end_matches('/'));
+    let text = post(endpoint.framework, &url, None, timeout)?;
+    let traces = serde_json::from_str::<serde_json::Value>(&text)
+        .ok()
+        .and_then(|v| v.get("traces").cloned())
+        .and_then(|t| serde_json::from_value::<Vec<String>>(t).ok())
+        .unwrap_or_default();
+    Ok(StopAnswer { traces })
+}
+
+/// SGLang's `/start_profile` body for a window.
+pub fn sglang_body(window: ProfileWindow, trace_dir: &Path) -> serde_json::Value {
+    let (num_steps, by_stage) = match window {
+        ProfileWindow::Steps(n) => (n, false),
+        ProfileWindow::ByStage(n) => (n, true),
+        ProfileWindow::SingleStep => (1, false),
+    };
+    serde_json::json!({
+        "output_dir": trace_dir.display().to_string(),
+        "num_steps": num_steps,
+        "profile_by_stage": by_stage,
+        "activities": ["CPU", "GPU"],
+        "record_shapes": false,
+        "with_stack": false,
+    })
+}
+
+/// POSTs (with a JSON body or none); returns the body of a 2xx answer.
+fn post(
+    framework: Framework,
+    url: &str,
+    body: Option<&serde_json::Value>,
+    timeout: Duration,
+) -> Result<String, WindowError> {
+    let agent: ureq::Agent = ureq::Agent::config_builder()
+        .timeout_global(Some(timeout))
+        .http_status_as_error(false)
+        .build()
+        .into();
+    let request = agent.post(url);
+    let answer = match body {
+        Some(body) => request.send_json(body),
+        None => request.send_empty(),
+    };
+    let mut response = answer.map_err(|e| WindowError::Connect {
+        url: url.to_owned(),
+        message: e.to_string(),
+    })?;
+    let status = response.status().as_u16();
+    let text = response.body_mut().read_to_string().unwrap_or_default();
+    match status {
+        200..=299 => Ok(text),
+        404 | 405 => Err(WindowError::ProfilerDisabled {
+            framework: framework.as_str(),
+            url: url.to_owned(),
+            status,
+            hint: enable_hint(framework),
+        }),
+        _ => Err(WindowError::Status {
+            url: url.to_owned(),
+            status,
+            body: text.chars().take(300).collect(),
+        }),
+    }
+}
+
+/// How to turn a framework's profiler on.
+pub fn enable_hint(framework: Framework) -> &'static str {
+    match framework {
+        Framework::Vllm => {
+            "start vLLM with --profiler-config '{\"profiler\": \"torch\", \"torch_profiler_dir\": \"DIR\"}' (older versions: VLLM_TORCH_PROFILER_DIR=DIR); /start_profile and /stop_profile exist only then"
+        }
+        Framework::Sglang => {
+            "use an SGLang build with /start_profile (set SGLANG_TORCH_PROFILER_DIR=DIR for the default folder)"
+        }
+        Framework::Atom => {
+            "start ATOM with --torch-profiler-dir DIR (or ATOM_TORCH_PROFILER_DIR=DIR)"
+        }
+    }
+}
