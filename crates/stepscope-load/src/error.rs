@@ -1,6 +1,7 @@
 //! Errors of the load generator. A failed request is not an error of the run: it is counted
 //! in the report ([`crate::FailureKind`]); these stop a run before it starts.
 
+use crate::record::{FailureKind, RequestError};
 use std::path::PathBuf;
 
 /// Why a benchmark could not run.
@@ -51,4 +52,52 @@ pub enum LoadError {
         #[source]
         source: std::io::Error,
     },
+    /// The test request sent before the run failed: nothing would have completed.
+    #[error(
+        "The initial test request to `{url}` failed ({}): {}\nhint: {hint}",
+        error.kind.as_str(),
+        error.detail
+    )]
+    InitialTest {
+        /// The endpoint.
+        url: String,
+        /// What went wrong, with the server's answer.
+        error: RequestError,
+        /// What to check.
+        hint: &'static str,
+    },
+    /// No model was given and the server's model list could not be read.
+    #[error(
+        "No model given, and `GET {url}` did not name one: {problem}\nhint: give the model the server serves with `--model NAME`, and check that `--url` is the server's base URL"
+    )]
+    ModelDiscovery {
+        /// The model-list URL.
+        url: String,
+        /// What went wrong.
+        problem: String,
+    },
+}
+
+/// What to check when the initial test request failed this way.
+pub(crate) fn initial_test_hint(error: &RequestError) -> &'static str {
+    match (error.kind, error.status) {
+        (FailureKind::Connect, _) => {
+            "nothing answers at that address: start the server, or give its address with `--url`"
+        }
+        (FailureKind::HttpStatus, Some(404 | 405)) => {
+            "the server has no such endpoint: give its base URL with `--url` (e.g. `http://127.0.0.1:8000` or `…/v1`) and check `--api`"
+        }
+        (FailureKind::HttpStatus, Some(400..=499)) => {
+            "the server refused the request: check `--model` (`GET /v1/models` lists what it serves), `--input-len` against its context length, and its log"
+        }
+        (FailureKind::HttpStatus, _) | (FailureKind::ServerError, _) => {
+            "the server failed on the request: see its log"
+        }
+        (FailureKind::Timeout, _) => {
+            "no complete answer in time: the server may still be loading or be overloaded; raise `--timeout-s` or check its log"
+        }
+        _ => {
+            "the answer is not an OpenAI-compatible stream (`data: {…}` events ending with `data: [DONE]`): check `--url` and `--api`"
+        }
+    }
 }

@@ -60,7 +60,7 @@ impl Endpoint {
     }
 
     /// The `Host` header value.
-    fn authority(&self) -> String {
+    pub(crate) fn authority(&self) -> String {
         if self.host.contains(':') {
             format!("[{}]:{}", self.host, self.port)
         } else {

@@ -12,9 +12,16 @@
 //! streamed chunk is timestamped when the read that carried it returned, by a [`Clock`]; the metrics
 //! follow `vllm bench serve` ([`stats`]): TTFT, TPOT = (latency − TTFT)/(output tokens − 1),
 //! ITL pooled over requests, E2E latency, and throughput over the wall time of the run after
-//! warmup. Percentiles use numpy's default linear interpolation, so numbers agree with the
-//! Python tools. Failed requests are counted by [`FailureKind`] and never hang a run; a stop
-//! future (Ctrl-C in the binary) ends it early with a report marked partial.
+//! warmup; mean, median, p90, p95 and p99, and goodput against a [`Slo`] as `--goodput` does.
+//! Percentiles use numpy's default linear interpolation, so numbers agree with the Python
+//! tools. Failed requests are counted by [`FailureKind`], with the first detail of each, and
+//! never hang a run; a stop future (Ctrl-C or SIGTERM in the binary) ends it early with a
+//! report marked partial, the requests in flight keeping what they had streamed.
+//!
+//! Before anything is measured, as `vllm bench serve` does, one test request is sent: when it
+//! fails, the run stops with [`LoadError::InitialTest`], quoting the server's answer. With no
+//! model named, the run takes the first of `GET /v1/models`. A base URL in the OpenAI form
+//! (`http://host:8000/v1`) names the same server as `http://host:8000`.
 //!
 //! Its tests and benchmark run against `stepscope-test-server` (a dev-only crate): a real
 //! HTTP/SSE server on 127.0.0.1 that answers instantly, or paced, or with injected faults.
@@ -48,6 +55,7 @@
 mod clock;
 mod error;
 mod http1;
+mod models;
 mod options;
 pub mod prompts;
 mod record;
@@ -55,6 +63,7 @@ mod report;
 mod request;
 mod runner;
 pub mod schedule;
+mod slo;
 mod sse;
 pub mod stats;
 
@@ -64,6 +73,7 @@ pub use http1::Endpoint;
 pub use options::{Api, BenchOptions, PromptSource};
 pub use prompts::WordVocabulary;
 pub use record::{FailureKind, OutputTokenSource, RequestError, RequestRecord};
-pub use report::{BenchReport, BenchSummary, ReportSettings, SCHEMA_VERSION, Throughput};
+pub use report::{BenchReport, BenchSummary, Goodput, ReportSettings, SCHEMA_VERSION, Throughput};
 pub use runner::{BenchProgress, run_benchmark};
+pub use slo::Slo;
 pub use stats::{LatencyStats, PERCENTILE_METHOD};

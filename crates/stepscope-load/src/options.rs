@@ -3,6 +3,7 @@
 use crate::error::LoadError;
 use crate::http1::Endpoint;
 use crate::prompts::WordVocabulary;
+use crate::slo::Slo;
 use serde::Serialize;
 use std::sync::Arc;
 use std::time::Duration as StdDuration;
@@ -64,10 +65,12 @@ impl PromptSource {
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct BenchOptions {
-    /// Base URL of the server, e.g. `http://127.0.0.1:8000` (default). A URL that already
-    /// ends in the API path is used as it is.
+    /// Base URL of the server, e.g. `http://127.0.0.1:8000` (default). The OpenAI client's
+    /// form, ending in `/v1`, means the same server; a URL that already ends in the API path
+    /// is used as it is.
     pub base_url: String,
-    /// The `model` field of each request (default empty: set it).
+    /// The `model` field of each request; empty (default): the first model the server lists
+    /// on `GET /v1/models`.
     pub model: String,
     /// Completions (default) or chat.
     pub api: Api,
@@ -93,6 +96,11 @@ pub struct BenchOptions {
     pub timeout: StdDuration,
     /// Send `ignore_eos: true` so every request generates `output_len` tokens (default true).
     pub ignore_eos: bool,
+    /// Send one test request before anything else, as `vllm bench serve` does, and stop with
+    /// [`LoadError::InitialTest`] when it fails (default true).
+    pub initial_test: bool,
+    /// Objectives for goodput (default none: no goodput).
+    pub slo: Slo,
 }
 
 impl Default for BenchOptions {
@@ -111,6 +119,8 @@ impl Default for BenchOptions {
             prompts: PromptSource::TokenIds { vocab_size: 2048 },
             timeout: StdDuration::from_secs(600),
             ignore_eos: true,
+            initial_test: true,
+            slo: Slo::default(),
         }
     }
 }
@@ -147,15 +157,33 @@ impl BenchOptions {
         self.endpoint_url()
     }
 
-    /// Where requests go: the base URL with the API path appended (unless it ends with it).
+    /// Where requests go: the server's root ([`Self::server_root`]) and the API path; a base
+    /// URL that ends with the API path is used as it is.
     pub fn endpoint_url(&self) -> Result<Endpoint, LoadError> {
         let trimmed = self.base_url.trim_end_matches('/');
-        let full = if trimmed.ends_with(self.api.path()) {
-            trimmed.to_owned()
-        } else {
-            format!("{trimmed}{}", self.api.path())
-        };
-        Endpoint::parse(&full).map_err(|problem| LoadError::InvalidUrl {
+        if trimmed.ends_with(self.api.path()) {
+            return self.parse(trimmed.to_owned());
+        }
+        self.parse(format!("{}{}", self.server_root(), self.api.path()))
+    }
+
+    /// Where the server lists its models: `GET <root>/v1/models`.
+    pub fn models_url(&self) -> Result<Endpoint, LoadError> {
+        self.parse(format!("{}/v1/models", self.server_root()))
+    }
+
+    /// The base URL without a trailing `/`, the API path or `/v1`: `http://h:8000/v1/`,
+    /// `http://h:8000/v1/completions` and `http://h:8000` all name `http://h:8000`.
+    pub fn server_root(&self) -> &str {
+        let trimmed = self.base_url.trim_end_matches('/');
+        [Api::Completions.path(), Api::Chat.path(), "/v1"]
+            .into_iter()
+            .find_map(|suffix| trimmed.strip_suffix(suffix))
+            .unwrap_or(trimmed)
+    }
+
+    fn parse(&self, url: String) -> Result<Endpoint, LoadError> {
+        Endpoint::parse(&url).map_err(|problem| LoadError::InvalidUrl {
             url: self.base_url.clone(),
             problem,
         })
@@ -188,6 +216,48 @@ mod tests {
             options.validate().unwrap().to_string(),
             "http://127.0.0.1:8000/v1/completions"
         );
+    }
+
+    #[test]
+    fn an_openai_base_url_ending_in_v1_names_the_same_server() {
+        for base_url in [
+            "http://127.0.0.1:8000/v1",
+            "http://127.0.0.1:8000/v1/",
+            "http://127.0.0.1:8000//",
+        ] {
+            let mut options = BenchOptions {
+                base_url: base_url.to_owned(),
+                ..BenchOptions::default()
+            };
+            assert_eq!(options.server_root(), "http://127.0.0.1:8000", "{base_url}");
+            assert_eq!(
+                options.endpoint_url().unwrap().to_string(),
+                "http://127.0.0.1:8000/v1/completions",
+                "{base_url}"
+            );
+            assert_eq!(
+                options.models_url().unwrap().to_string(),
+                "http://127.0.0.1:8000/v1/models"
+            );
+            options.api = Api::Chat;
+            assert_eq!(
+                options.endpoint_url().unwrap().to_string(),
+                "http://127.0.0.1:8000/v1/chat/completions"
+            );
+        }
+        let proxied = BenchOptions {
+            base_url: "http://gateway/llm/v1".to_owned(),
+            ..BenchOptions::default()
+        };
+        assert_eq!(
+            proxied.endpoint_url().unwrap().to_string(),
+            "http://gateway:80/llm/v1/completions"
+        );
+        let chat_url = BenchOptions {
+            base_url: "http://h:1/v1/chat/completions".to_owned(),
+            ..BenchOptions::default()
+        };
+        assert_eq!(chat_url.server_root(), "http://h:1");
     }
 
     #[test]

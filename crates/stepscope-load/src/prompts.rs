@@ -198,6 +198,14 @@ impl<'a> PromptStream<'a> {
         }
     }
 
+    /// The initial test request's prompt: a stream of its own too.
+    pub(crate) fn initial_test(options: &'a BenchOptions) -> Self {
+        Self {
+            rng: ChaCha8Rng::from_seed(domain_seed(options.seed, b"initial-test")),
+            options,
+        }
+    }
+
     /// The next prompt.
     pub(crate) fn next_prompt(&mut self) -> Prompt {
         let input_len = self.options.input_len;

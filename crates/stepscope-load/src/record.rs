@@ -24,7 +24,7 @@ pub enum FailureKind {
     NoTokens,
     /// The response is not HTTP/1.1 (bad status line, header or chunk framing).
     BadResponse,
-    /// In flight when the run was stopped (Ctrl-C); not a failure of the server.
+    /// In flight when the run was stopped (Ctrl-C, SIGTERM); not a failure of the server.
     Cancelled,
 }
 
@@ -108,7 +108,8 @@ impl RequestRecord {
         self.error.is_none()
     }
 
-    /// A request stopped by the run's stop signal before it ended.
+    /// A request stopped by the run's stop signal before any byte of it arrived.
+    #[cfg(test)]
     pub(crate) fn cancelled(
         index: usize,
         start: Timestamp,

@@ -3,6 +3,7 @@
 
 use crate::options::{Api, BenchOptions};
 use crate::record::{FailureKind, OutputTokenSource, RequestError, RequestRecord};
+use crate::slo::Slo;
 use crate::stats::{LatencyStats, PERCENTILE_METHOD};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -43,6 +44,8 @@ pub struct ReportSettings {
     pub timeout_s: f64,
     /// `ignore_eos` as sent.
     pub ignore_eos: bool,
+    /// Whether one test request was sent (and completed) before the run.
+    pub initial_test: bool,
 }
 
 /// Totals, throughput and latency statistics over the completed measured requests, with
@@ -83,6 +86,10 @@ pub struct BenchSummary {
     pub e2e_ms: Option<LatencyStats>,
     /// Failed requests by reason.
     pub failures: BTreeMap<FailureKind, u64>,
+    /// For each reason in `failures`, the detail of its first failed request (by index).
+    pub failure_examples: BTreeMap<FailureKind, String>,
+    /// Requests per second that met every objective of `--slo`; `None` without objectives.
+    pub goodput: Option<Goodput>,
     /// How percentiles are computed.
     pub percentile_method: &'static str,
 }
@@ -96,6 +103,19 @@ pub struct Throughput {
     pub output_tokens_per_s: f64,
     /// Input and output tokens per second.
     pub total_tokens_per_s: f64,
+}
+
+/// Goodput as `vllm bench serve --goodput` computes it: completed requests whose TTFT, TPOT
+/// (0 for one output token) and E2E latency are each at most its objective, where given,
+/// per second of the measured run.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Goodput {
+    /// The objectives.
+    pub slo: Slo,
+    /// Completed requests that met them.
+    pub good_requests: u64,
+    /// `good_requests` per second of `duration_s`.
+    pub requests_per_s: f64,
 }
 
 /// A finished (or stopped) run.
@@ -123,7 +143,7 @@ impl BenchReport {
         partial: bool,
         warmup: (usize, usize),
     ) -> Self {
-        let mut summary = summarize(&requests, span.1 - span.0);
+        let mut summary = summarize(&requests, span.1 - span.0, &options.slo);
         summary.warmup_requests = warmup.0 as u64;
         summary.warmup_failed = warmup.1 as u64;
         Self {
@@ -161,6 +181,10 @@ impl BenchReport {
             output_tokens: record.output_tokens,
             output_tokens_source: record.output_tokens_source,
             itl_ms: record.itl.iter().map(|gap| gap.as_millis_f64()).collect(),
+            unfinished: record
+                .error
+                .as_ref()
+                .is_some_and(|error| error.kind == FailureKind::Cancelled),
             error: record.error.as_ref(),
         }
     }
@@ -185,6 +209,7 @@ struct WireRequest<'a> {
     output_tokens: u64,
     output_tokens_source: OutputTokenSource,
     itl_ms: Vec<f64>,
+    unfinished: bool,
     error: Option<&'a RequestError>,
 }
 
@@ -206,20 +231,14 @@ fn settings(options: &BenchOptions) -> ReportSettings {
         vocab_size: options.prompts.vocab_size(),
         timeout_s: options.timeout.as_secs_f64(),
         ignore_eos: options.ignore_eos,
+        initial_test: options.initial_test,
     }
 }
 
-/// The summary over `requests` measured for `duration`.
-pub(crate) fn summarize(requests: &[RequestRecord], duration: Duration) -> BenchSummary {
+/// The summary over `requests` measured for `duration`, with goodput against `slo`.
+pub(crate) fn summarize(requests: &[RequestRecord], duration: Duration, slo: &Slo) -> BenchSummary {
     let completed: Vec<&RequestRecord> = requests.iter().filter(|r| r.is_ok()).collect();
-    let mut failures = BTreeMap::new();
-    let mut cancelled = 0;
-    for error in requests.iter().filter_map(|record| record.error.as_ref()) {
-        match error.kind {
-            FailureKind::Cancelled => cancelled += 1,
-            kind => *failures.entry(kind).or_insert(0) += 1,
-        }
-    }
+    let failed = Failures::of(requests);
     let input_tokens: u64 = completed.iter().map(|r| r.input_tokens).sum();
     let output_tokens: u64 = completed.iter().map(|r| r.output_tokens).sum();
     let from_usage = completed
@@ -235,11 +254,19 @@ pub(crate) fn summarize(requests: &[RequestRecord], duration: Duration) -> Bench
         }
     };
     let latency = latency_stats(&completed);
+    let goodput = (!slo.is_empty()).then(|| {
+        let good_requests = completed.iter().filter(|r| meets(r, slo)).count() as u64;
+        Goodput {
+            slo: *slo,
+            good_requests,
+            requests_per_s: per_second(good_requests),
+        }
+    });
     BenchSummary {
         requests_started: requests.len() as u64,
         requests_completed: completed.len() as u64,
-        requests_failed: failures.values().sum(),
-        requests_cancelled: cancelled,
+        requests_failed: failed.counts.values().sum(),
+        requests_cancelled: failed.cancelled,
         warmup_requests: 0,
         warmup_failed: 0,
         duration_s,
@@ -256,9 +283,55 @@ pub(crate) fn summarize(requests: &[RequestRecord], duration: Duration) -> Bench
         tpot_ms: latency.tpot,
         itl_ms: latency.itl,
         e2e_ms: latency.e2e,
-        failures,
+        failures: failed.counts,
+        failure_examples: failed.examples,
+        goodput,
         percentile_method: PERCENTILE_METHOD,
     }
+}
+
+/// Failed requests by reason, with the first detail of each; cancelled ones apart.
+struct Failures {
+    counts: BTreeMap<FailureKind, u64>,
+    examples: BTreeMap<FailureKind, String>,
+    cancelled: u64,
+}
+
+impl Failures {
+    fn of(requests: &[RequestRecord]) -> Self {
+        let mut failures = Self {
+            counts: BTreeMap::new(),
+            examples: BTreeMap::new(),
+            cancelled: 0,
+        };
+        for error in requests.iter().filter_map(|record| record.error.as_ref()) {
+            if error.kind == FailureKind::Cancelled {
+                failures.cancelled += 1;
+                continue;
+            }
+            *failures.counts.entry(error.kind).or_insert(0) += 1;
+            failures
+                .examples
+                .entry(error.kind)
+                .or_insert_with(|| error.detail.clone());
+        }
+        failures
+    }
+}
+
+/// Whether a completed request meets `slo`, with the metrics as `vllm bench serve` compares
+/// them: TPOT is 0 for a request with one output token.
+fn meets(record: &RequestRecord, slo: &Slo) -> bool {
+    let ms = Duration::as_millis_f64;
+    let (Some(ttft), Some(latency)) = (record.ttft, record.latency) else {
+        return false;
+    };
+    let tpot = if record.output_tokens > 1 {
+        ms(latency - ttft) / (record.output_tokens - 1) as f64
+    } else {
+        0.0
+    };
+    slo.is_met(ms(ttft), tpot, ms(latency))
 }
 
 struct Latencies {
@@ -326,7 +399,8 @@ mod tests {
             failed,
             RequestRecord::cancelled(3, Timestamp::from_nanos(0), Timestamp::from_nanos(5), 10),
         ];
-        let summary = summarize(&requests, nanos(2000));
+        let slo: Slo = "ttft_ms=15,tpot_ms=5".parse().unwrap();
+        let summary = summarize(&requests, nanos(2000), &slo);
         assert_eq!(
             (summary.requests_started, summary.requests_completed),
             (4, 2)
@@ -339,6 +413,13 @@ mod tests {
             summary.failures,
             BTreeMap::from([(FailureKind::Timeout, 1)])
         );
+        assert_eq!(
+            summary.failure_examples,
+            BTreeMap::from([(FailureKind::Timeout, "late".to_owned())])
+        );
+        // Request 0 (TTFT 10, TPOT 3) is good; request 1 (TTFT 20, TPOT 8) is not.
+        let goodput = summary.goodput.unwrap();
+        assert_eq!((goodput.good_requests, goodput.requests_per_s), (1, 0.5));
         assert_eq!((summary.input_tokens, summary.output_tokens), (20, 7));
         assert_eq!(summary.throughput.output_tokens_per_s, 3.5);
         assert_eq!(summary.throughput.requests_per_s, 1.0);
@@ -354,9 +435,38 @@ mod tests {
     }
 
     #[test]
+    fn goodput_counts_requests_within_every_objective_as_vllm() {
+        // TTFT, gaps, output tokens → TPOT and E2E:
+        let requests = vec![
+            completed(0, 10, &[2, 4], 3),  // TPOT 3, E2E 16
+            completed(1, 20, &[6, 8], 3),  // TPOT 7, E2E 34
+            completed(2, 30, &[], 1),      // one token: TPOT counts as 0, E2E 30
+            completed(3, 5, &[50, 50], 3), // TPOT 50, E2E 105
+        ];
+        let good = |slo: &str| {
+            let slo: Slo = slo.parse().unwrap();
+            let summary = summarize(&requests, nanos(4000), &slo);
+            let goodput = summary.goodput.unwrap();
+            assert_eq!(goodput.slo, slo);
+            assert_eq!(goodput.requests_per_s, goodput.good_requests as f64 / 4.0);
+            goodput.good_requests
+        };
+        assert_eq!(good("ttft_ms=20"), 3, "at the objective is good");
+        assert_eq!(good("tpot_ms=7"), 3, "the one-token request has TPOT 0");
+        assert_eq!(good("e2el_ms=30"), 2);
+        assert_eq!(
+            good("ttft_ms=20,tpot_ms=7,e2el_ms=30"),
+            1,
+            "only request 0 meets all"
+        );
+        assert_eq!(good("ttft_ms=9,tpot_ms=2"), 0);
+    }
+
+    #[test]
     fn nothing_completed_gives_no_statistics() {
-        let summary = summarize(&[], Duration::ZERO);
+        let summary = summarize(&[], Duration::ZERO, &Slo::default());
         assert_eq!(summary.ttft_ms, None);
+        assert_eq!(summary.goodput, None);
         assert_eq!(summary.throughput.output_tokens_per_s, 0.0);
     }
 }

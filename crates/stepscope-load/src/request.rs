@@ -6,8 +6,10 @@ use crate::clock::Clock;
 use crate::http1::{BodyDecoder, Connection, HeadError, Http1Client, ResponseHead, Step};
 use crate::record::{FailureKind, RequestError, RequestRecord};
 use crate::sse::{StreamRecorder, quote};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration as StdDuration;
 use stepscope_model::Timestamp;
+use tokio::sync::Notify;
 use tokio::time::{Instant, timeout_at};
 
 /// What every request of a run shares.
@@ -17,10 +19,36 @@ pub(crate) struct RequestContext<'a, C> {
     pub(crate) clock: &'a C,
     pub(crate) timeout: StdDuration,
     pub(crate) output_len: usize,
+    pub(crate) cancel: &'a Cancel,
+}
+
+/// Tells every request in flight to end at once, keeping what it streamed so far.
+#[derive(Debug, Default)]
+pub(crate) struct Cancel {
+    cancelled: AtomicBool,
+    notify: Notify,
+}
+
+impl Cancel {
+    /// Ends the requests in flight (and any started later) as cancelled.
+    pub(crate) fn cancel(&self) {
+        self.cancelled.store(true, Ordering::SeqCst);
+        self.notify.notify_waiters();
+    }
+
+    async fn cancelled(&self) {
+        // Created before the check, so a `cancel` between the two still wakes it.
+        let notified = self.notify.notified();
+        if self.cancelled.load(Ordering::SeqCst) {
+            return;
+        }
+        notified.await;
+    }
 }
 
 /// Sends request `index` with `body` and returns its record; `prompt_tokens` is the prompt's
-/// length as sent.
+/// length as sent. When the context's [`Cancel`] fires, it ends at once as cancelled, with
+/// the TTFT, gaps and tokens it had received.
 pub(crate) async fn send_request<C: Clock>(
     context: &RequestContext<'_, C>,
     index: usize,
@@ -32,9 +60,13 @@ pub(crate) async fn send_request<C: Clock>(
     let start = context.clock.now();
     let deadline = Instant::now() + context.timeout;
     let mut recorder = StreamRecorder::new(start, context.output_len);
-    let outcome = match timeout_at(deadline, stream(context, &request, &mut recorder)).await {
-        Ok(outcome) => outcome.and_then(|()| completion(&recorder)),
-        Err(_) => Err(timed_out(context.timeout, recorder.token_chunks())),
+    let outcome = tokio::select! {
+        biased;
+        () = context.cancel.cancelled() => Err(cancelled(recorder.token_chunks())),
+        streamed = timeout_at(deadline, stream(context, &request, &mut recorder)) => match streamed {
+            Ok(outcome) => outcome.and_then(|()| completion(&recorder)),
+            Err(_) => Err(timed_out(context.timeout, recorder.token_chunks())),
+        },
     };
     recorder.into_record(index, prompt_tokens, outcome, context.clock.now())
 }
@@ -167,6 +199,13 @@ fn timed_out(timeout: StdDuration, token_chunks: u64) -> RequestError {
             "no complete response within {} s, {when}",
             timeout.as_secs_f64()
         ),
+    )
+}
+
+fn cancelled(token_chunks: u64) -> RequestError {
+    RequestError::new(
+        FailureKind::Cancelled,
+        format!("in flight when the run was stopped, after {token_chunks} token chunks"),
     )
 }
 

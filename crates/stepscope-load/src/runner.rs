@@ -1,22 +1,22 @@
-//! The run: warmup, then the measured requests, at fixed concurrency or Poisson arrivals,
-//! all multiplexed on the caller's task (no task per request), until every request ended or
-//! the stop future fired.
+//! The run: the served model when none is named, one test request, the warmup, then the
+//! measured requests, at fixed concurrency or Poisson arrivals, all multiplexed on the
+//! caller's task (no task per request), until every request ended or the stop future fired.
 
 use crate::clock::Clock;
-use crate::error::LoadError;
+use crate::error::{LoadError, initial_test_hint};
 use crate::http1::Http1Client;
+use crate::models::first_model;
 use crate::options::BenchOptions;
+use crate::prompts::{PromptStream, request_body};
 use crate::record::RequestRecord;
 use crate::report::BenchReport;
-use crate::request::{RequestContext, send_request};
+use crate::request::{Cancel, RequestContext, send_request};
 use crate::schedule::{Next, Phase};
 use futures_util::StreamExt;
 use futures_util::stream::FuturesUnordered;
-use std::collections::BTreeMap;
 use std::future::Future;
 use std::pin::{Pin, pin};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use stepscope_model::Timestamp;
 
 /// Live counters of a run, for a progress display; the runner only stores into them.
 #[derive(Debug, Default)]
@@ -79,18 +79,32 @@ impl BenchProgress {
     }
 }
 
-/// Runs a benchmark: `options.warmup` requests, then `options.num_prompts` measured ones.
+/// Runs a benchmark: one test request (unless `options.initial_test` is off), then
+/// `options.warmup` requests, then `options.num_prompts` measured ones. With no
+/// `options.model`, the model is the first the server lists on `GET /v1/models`.
 ///
-/// When `stop` completes (the binary passes Ctrl-C), no request is started any more, those
-/// in flight are cancelled and recorded as such, and the report is marked partial. Run it on
-/// a current-thread Tokio runtime with time and I/O enabled (one core drives hundreds of
-/// thousands of tokens per second).
+/// The run stops with an error before the warmup when the test request fails (the error
+/// quotes the server's answer). When `stop` completes (the binary passes Ctrl-C and SIGTERM),
+/// no request is started any more, those in flight end at once as cancelled with what they
+/// had streamed, and the report is marked partial. Run it on a current-thread Tokio runtime
+/// with time and I/O enabled (one core drives hundreds of thousands of tokens per second).
 pub async fn run_benchmark<C: Clock>(
     options: &BenchOptions,
     clock: &C,
     progress: &BenchProgress,
     stop: impl Future<Output = ()>,
 ) -> Result<BenchReport, LoadError> {
+    options.validate()?;
+    let named;
+    let options = if options.model.is_empty() {
+        named = BenchOptions {
+            model: first_model(options).await?,
+            ..options.clone()
+        };
+        &named
+    } else {
+        options
+    };
     let endpoint = options.validate()?;
     let client = Http1Client::new(&endpoint, options.concurrency)
         .await
@@ -98,16 +112,64 @@ pub async fn run_benchmark<C: Clock>(
             host: endpoint.host.clone(),
             source,
         })?;
+    let cancel = Cancel::default();
     let context = RequestContext {
         client: &client,
         clock,
         timeout: options.timeout,
         output_len: options.output_len,
+        cancel: &cancel,
     };
     let mut stop = pin!(stop);
+    if options.initial_test && initial_test(&context, options, stop.as_mut()).await? {
+        let now = clock.now();
+        return Ok(BenchReport::new(
+            options,
+            Vec::new(),
+            (now, now),
+            true,
+            (0, 0),
+        ));
+    }
+    Ok(run_phases(&context, options, stop, progress).await)
+}
+
+/// Sends one request, as `vllm bench serve` does before it starts: `Ok(true)` when `stop`
+/// came first, an error quoting the failure when it failed.
+async fn initial_test<C: Clock, S: Future<Output = ()>>(
+    context: &RequestContext<'_, C>,
+    options: &BenchOptions,
+    stop: Pin<&mut S>,
+) -> Result<bool, LoadError> {
+    let prompt = PromptStream::initial_test(options).next_prompt();
+    let body = request_body(options, &prompt);
+    let request = send_request(context, 0, body, prompt.token_count(options.input_len));
+    let record = tokio::select! {
+        biased;
+        () = stop => return Ok(true),
+        record = request => record,
+    };
+    match record.error {
+        None => Ok(false),
+        Some(error) => Err(LoadError::InitialTest {
+            url: context.client.endpoint().to_string(),
+            hint: initial_test_hint(&error),
+            error,
+        }),
+    }
+}
+
+/// The warmup, then the measured requests.
+async fn run_phases<C: Clock, S: Future<Output = ()>>(
+    context: &RequestContext<'_, C>,
+    options: &BenchOptions,
+    mut stop: Pin<&mut S>,
+    progress: &BenchProgress,
+) -> BenchReport {
+    let clock = context.clock;
     progress.begin(options.warmup, true);
     let warmup = run_phase(
-        &context,
+        context,
         Phase::warmup(options, clock.now()),
         stop.as_mut(),
         progress,
@@ -124,7 +186,7 @@ pub async fn run_benchmark<C: Clock>(
     } else {
         progress.begin(options.num_prompts, false);
         run_phase(
-            &context,
+            context,
             Phase::measured(options, start),
             stop.as_mut(),
             progress,
@@ -132,13 +194,13 @@ pub async fn run_benchmark<C: Clock>(
         .await
     };
     let end = clock.now();
-    Ok(BenchReport::new(
+    BenchReport::new(
         options,
         measured.records,
         (start, end),
         measured.stopped,
         (warmup.records.len(), warmup_failed),
-    ))
+    )
 }
 
 /// The records of one phase, by index, and whether it was stopped.
@@ -164,8 +226,6 @@ async fn run_phase<C: Clock, S: Future<Output = ()>>(
     progress: &BenchProgress,
 ) -> PhaseOutcome {
     let mut in_flight = FuturesUnordered::new();
-    // Start time and prompt length of each request in flight, for the cancelled ones.
-    let mut running: BTreeMap<usize, (Timestamp, u64)> = BTreeMap::new();
     let mut records = Vec::with_capacity(phase.count());
     let stopped = loop {
         let wait = loop {
@@ -175,7 +235,6 @@ async fn run_phase<C: Clock, S: Future<Output = ()>>(
                     body,
                     prompt_tokens,
                 } => {
-                    running.insert(index, (context.clock.now(), prompt_tokens));
                     progress.started.fetch_add(1, Ordering::Relaxed);
                     in_flight.push(send_request(context, index, body, prompt_tokens));
                 }
@@ -190,7 +249,6 @@ async fn run_phase<C: Clock, S: Future<Output = ()>>(
             biased;
             () = stop.as_mut() => break true,
             Some(record) = in_flight.next(), if !in_flight.is_empty() => {
-                running.remove(&record.index);
                 progress.ended(&record);
                 records.push(record);
             }
@@ -198,11 +256,11 @@ async fn run_phase<C: Clock, S: Future<Output = ()>>(
         }
     };
     if stopped {
-        drop(in_flight);
-        let now = context.clock.now();
-        records.extend(running.into_iter().map(|(index, (start, prompt_tokens))| {
-            RequestRecord::cancelled(index, start, now, prompt_tokens)
-        }));
+        // Each ends at its next poll, as cancelled, with what it had streamed.
+        context.cancel.cancel();
+        while let Some(record) = in_flight.next().await {
+            records.push(record);
+        }
     }
     records.sort_unstable_by_key(|record| record.index);
     PhaseOutcome { records, stopped }

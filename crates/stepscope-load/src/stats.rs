@@ -13,13 +13,17 @@ use serde::Serialize;
 pub const PERCENTILE_METHOD: &str =
     "linear interpolation between closest ranks (numpy's default, as vllm bench serve)";
 
-/// Mean, median and 99th percentile of one metric, in milliseconds.
+/// Mean, median and the 90th, 95th and 99th percentiles of one metric, in milliseconds.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct LatencyStats {
     /// Arithmetic mean.
     pub mean: f64,
     /// `np.median`.
     pub median: f64,
+    /// `np.percentile(values, 90)`.
+    pub p90: f64,
+    /// `np.percentile(values, 95)`.
+    pub p95: f64,
     /// `np.percentile(values, 99)`.
     pub p99: f64,
 }
@@ -31,6 +35,8 @@ impl LatencyStats {
         Some(Self {
             mean: mean(values)?,
             median: median_sorted(values)?,
+            p90: percentile_sorted(values, 90.0)?,
+            p95: percentile_sorted(values, 95.0)?,
             p99: percentile_sorted(values, 99.0)?,
         })
     }
@@ -118,14 +124,22 @@ mod tests {
         assert_eq!(median_sorted(&[]), None);
         let mut values = [4.0, 1.0, 3.0, 2.0];
         let stats = LatencyStats::of(&mut values).unwrap();
+        // numpy's linear method worked in f64 (h = (n − 1)·p/100, then `_lerp`):
+        // np.percentile([1, 2, 3, 4], [90, 95, 99]) = [3.7, 3.8499999999999996, 3.9699999999999998].
         assert_eq!(
             stats,
             LatencyStats {
                 mean: 2.5,
                 median: 2.5,
+                p90: 3.7,
+                p95: 3.8499999999999996,
                 p99: 3.9699999999999998
             }
         );
+        // np.percentile(range(1, 11), [90, 95]) = [9.1, 9.549999999999999]
+        let mut ten: Vec<f64> = (1..=10).rev().map(f64::from).collect();
+        let stats = LatencyStats::of(&mut ten).unwrap();
+        assert_eq!((stats.p90, stats.p95), (9.1, 9.549999999999999));
         assert_eq!(LatencyStats::of(&mut []), None);
     }
 

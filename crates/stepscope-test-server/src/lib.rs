@@ -6,7 +6,9 @@
 //!
 //! Options pace the chunks (one every `chunk_interval`, recording when each was sent, for
 //! the client's timing error) or make it misbehave ([`Fault`]) for failure tests.
-//! [`ServerStats`] counts requests and the most that were in flight at once.
+//! [`ServerStats`] counts requests and the most that were in flight at once; every request's
+//! method, path and `model` field is logged ([`InstantServer::seen_requests`]). `GET
+//! /v1/models` lists [`InstantServerOptions::models`].
 
 use serde_json::Value;
 use std::io;
@@ -55,6 +57,8 @@ pub struct InstantServerOptions {
     /// Close a kept-alive connection that carries no new request for this long, as
     /// uvicorn does after 5 s (default: never).
     pub idle_close: Option<StdDuration>,
+    /// The ids `GET /v1/models` lists (default: `["instant"]`).
+    pub models: Vec<String>,
 }
 
 impl Default for InstantServerOptions {
@@ -66,6 +70,7 @@ impl Default for InstantServerOptions {
             usage: true,
             send_log_origin: None,
             idle_close: None,
+            models: vec!["instant".to_owned()],
         }
     }
 }
@@ -99,6 +104,12 @@ impl InstantServerOptions {
     /// Record send times since `origin`.
     pub fn with_send_log(mut self, origin: Instant) -> Self {
         self.send_log_origin = Some(origin);
+        self
+    }
+
+    /// List these model ids on `GET /v1/models` (none: an empty list).
+    pub fn with_models(mut self, models: &[&str]) -> Self {
+        self.models = models.iter().map(|&model| model.to_owned()).collect();
         self
     }
 }
@@ -146,6 +157,20 @@ pub struct SendLog {
     pub send_times: Vec<Timestamp>,
 }
 
+/// One request as the server read it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SeenRequest {
+    /// `GET`, `POST`, …
+    pub method: String,
+    /// The request target, e.g. `/v1/completions`.
+    pub path: String,
+    /// The body's `model` field, when the body is JSON with one.
+    pub model: Option<String>,
+}
+
+/// The request log keeps the first this many requests (a bound for the long `serve` runs).
+const MAX_SEEN_REQUESTS: usize = 100_000;
+
 /// FNV-1a over a token-id prompt: how a [`SendLog`] names its request.
 pub fn prompt_key(ids: &[u32]) -> u64 {
     ids.iter()
@@ -160,6 +185,23 @@ struct Shared {
     options: InstantServerOptions,
     stats: ServerStats,
     log: Mutex<Vec<SendLog>>,
+    seen: Mutex<Vec<SeenRequest>>,
+}
+
+impl Shared {
+    fn see(&self, request: &HttpRequest, body: Option<&Value>) {
+        let mut seen = self
+            .seen
+            .lock()
+            .unwrap_or_else(|poison| poison.into_inner());
+        if seen.len() < MAX_SEEN_REQUESTS {
+            seen.push(SeenRequest {
+                method: request.method.clone(),
+                path: request.path.clone(),
+                model: body.and_then(|body| body["model"].as_str().map(str::to_owned)),
+            });
+        }
+    }
 }
 
 /// A running instant server; dropping it stops it.
@@ -186,6 +228,7 @@ impl InstantServer {
             options,
             stats: ServerStats::default(),
             log: Mutex::new(Vec::new()),
+            seen: Mutex::new(Vec::new()),
         });
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
@@ -226,6 +269,15 @@ impl InstantServer {
             .lock()
             .unwrap_or_else(|poison| poison.into_inner());
         std::mem::take(&mut *log)
+    }
+
+    /// Every request read so far (the first 100,000), in order: method, path and model.
+    pub fn seen_requests(&self) -> Vec<SeenRequest> {
+        self.shared
+            .seen
+            .lock()
+            .unwrap_or_else(|poison| poison.into_inner())
+            .clone()
     }
 }
 
@@ -355,17 +407,18 @@ async fn respond(
     request: &HttpRequest,
     shared: &Shared,
 ) -> io::Result<bool> {
+    let parsed = serde_json::from_slice::<Value>(&request.body).ok();
+    shared.see(request, parsed.as_ref());
     let chat = match (request.method.as_str(), request.path.as_str()) {
         ("POST", "/v1/completions") => false,
         ("POST", "/v1/chat/completions") => true,
         ("GET", "/v1/models") => {
-            let body = r#"{"object":"list","data":[{"id":"instant","object":"model","owned_by":"stepscope"}]}"#;
-            return write_plain(stream, "200 OK", body).await;
+            return write_plain(stream, "200 OK", &model_list(&shared.options.models)).await;
         }
         ("GET", "/health") => return write_plain(stream, "200 OK", "").await,
         _ => return write_plain(stream, "404 Not Found", r#"{"error":"not found"}"#).await,
     };
-    let Ok(body) = serde_json::from_slice::<Value>(&request.body) else {
+    let Some(body) = parsed else {
         return write_plain(stream, "400 Bad Request", r#"{"error":"body is not JSON"}"#).await;
     };
     if body["stream"] != Value::Bool(true) {
@@ -396,6 +449,15 @@ async fn respond(
     let result = stream_answer(stream, &answer, fault, shared).await;
     stats.in_flight.fetch_sub(1, Ordering::SeqCst);
     result
+}
+
+/// The body of `GET /v1/models`, as vLLM writes it.
+fn model_list(models: &[String]) -> String {
+    let data: Vec<Value> = models
+        .iter()
+        .map(|id| serde_json::json!({"id": id, "object": "model", "owned_by": "stepscope"}))
+        .collect();
+    serde_json::json!({"object": "list", "data": data}).to_string()
 }
 
 async fn write_plain(stream: &mut TcpStream, status: &str, body: &str) -> io::Result<bool> {

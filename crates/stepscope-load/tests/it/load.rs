@@ -6,13 +6,16 @@ use std::sync::Arc;
 use std::time::Duration as StdDuration;
 use stepscope_load::schedule::arrival_offsets;
 use stepscope_load::{
-    Api, BenchOptions, BenchProgress, BenchReport, FailureKind, MonotonicClock, OutputTokenSource,
-    PromptSource, WordVocabulary, run_benchmark,
+    Api, BenchOptions, BenchProgress, BenchReport, FailureKind, LoadError, MonotonicClock,
+    OutputTokenSource, PromptSource, Slo, WordVocabulary, run_benchmark,
 };
 use stepscope_test_server::{InstantServer, InstantServerOptions};
 
 /// Runs a benchmark on a current-thread runtime, failing the test past 60 s.
-pub fn run_with_stop(options: &BenchOptions, stop: impl Future<Output = ()>) -> BenchReport {
+pub fn try_run_with_stop(
+    options: &BenchOptions,
+    stop: impl Future<Output = ()>,
+) -> Result<BenchReport, LoadError> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -23,8 +26,12 @@ pub fn run_with_stop(options: &BenchOptions, stop: impl Future<Output = ()>) -> 
         tokio::time::timeout(StdDuration::from_secs(60), run)
             .await
             .expect("the run ends within 60 s")
-            .expect("the options are valid")
     })
+}
+
+/// Runs a benchmark that must start, failing the test past 60 s.
+pub fn run_with_stop(options: &BenchOptions, stop: impl Future<Output = ()>) -> BenchReport {
+    try_run_with_stop(options, stop).expect("the run starts")
 }
 
 /// Runs a benchmark to its end.
@@ -72,9 +79,11 @@ fn token_counts_equal_what_was_asked() {
         assert_eq!(request.itl.len(), 47);
         assert!(request.ttft.is_some() && request.latency >= request.ttft);
     }
-    // The server saw the warmup and the measured requests, each asking for 48 tokens.
-    assert_eq!(server.stats().requests(), 19);
-    assert_eq!(server.stats().token_chunks(), 19 * 48);
+    // The server saw the test request, the warmup and the measured requests, each asking
+    // for 48 tokens.
+    assert_eq!(server.stats().requests(), 20);
+    assert_eq!(server.stats().token_chunks(), 20 * 48);
+    assert!(report.settings.initial_test);
     assert!(summary.throughput.output_tokens_per_s > 0.0);
     assert!(summary.itl_ms.is_some() && summary.tpot_ms.is_some());
 }
@@ -204,7 +213,7 @@ fn the_json_has_every_request_and_the_summary() {
     assert_eq!(json["summary"]["requests_completed"], 7);
     assert_eq!(json["summary"]["output_tokens"], 35);
     for key in ["ttft_ms", "tpot_ms", "itl_ms", "e2e_ms"] {
-        for stat in ["mean", "median", "p99"] {
+        for stat in ["mean", "median", "p90", "p95", "p99"] {
             assert!(json["summary"][key][stat].is_f64(), "{key}.{stat}");
         }
     }
@@ -222,6 +231,7 @@ fn the_json_has_every_request_and_the_summary() {
         assert_eq!(request["output_tokens"], 5);
         assert_eq!(request["output_tokens_source"], "usage");
         assert_eq!(request["error"], serde_json::Value::Null);
+        assert_eq!(request["unfinished"], false);
         assert!(request["start_s"].as_f64().unwrap() >= 0.0);
         let ttft = request["ttft_ms"].as_f64().unwrap();
         assert!(request["latency_ms"].as_f64().unwrap() >= ttft);
@@ -263,6 +273,31 @@ fn a_stop_ends_the_run_with_a_partial_report() {
             .all(|error| error.kind == FailureKind::Cancelled)
     );
     assert!(summary.duration_s < 1.0);
+    // The two in flight keep what had streamed: a TTFT, some tokens and their gaps (a chunk
+    // every 20 ms, the first at once); they are left out of every statistic.
+    for request in report.requests.iter().filter(|r| !r.is_ok()) {
+        let streamed = request.output_tokens;
+        assert!((1..10).contains(&streamed), "{request:?}");
+        assert!(request.ttft.is_some(), "{request:?}");
+        assert_eq!(request.itl.len() as u64, streamed - 1, "{request:?}");
+        assert!(request.latency >= request.ttft);
+    }
+    assert_eq!(summary.output_tokens, summary.requests_completed * 10);
+    let mut bytes = Vec::new();
+    report.write_json(&mut bytes).unwrap();
+    let json: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
+    let unfinished: Vec<_> = json["requests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["unfinished"] == true)
+        .collect();
+    assert_eq!(unfinished.len(), 2);
+    for request in unfinished {
+        assert_eq!(request["error"]["kind"], "cancelled");
+        assert!(request["ttft_ms"].is_f64(), "{request}");
+        assert!(request["output_tokens"].as_u64().unwrap() >= 1, "{request}");
+    }
 }
 
 #[test]
@@ -286,5 +321,42 @@ fn connections_the_server_closed_while_idle_are_replaced() {
         "{}",
         server.stats().connections()
     );
-    assert_eq!(server.stats().requests(), 8);
+    assert_eq!(
+        server.stats().requests(),
+        9,
+        "the test request and 8 measured"
+    );
+}
+
+#[test]
+fn percentiles_and_goodput_over_a_paced_run() {
+    // One chunk every 5 ms: TPOT about 5 ms, TTFT about 0.
+    let server =
+        start(InstantServerOptions::default().with_chunk_interval(StdDuration::from_millis(5)));
+    let mut options = small_options(&server);
+    options.num_prompts = 8;
+    options.output_len = 6;
+    let mut goodput = |slo: &str| {
+        options.slo = slo.parse::<Slo>().unwrap();
+        let summary = run(&options).summary;
+        assert_eq!(summary.requests_completed, 8);
+        for stats in [
+            summary.ttft_ms,
+            summary.tpot_ms,
+            summary.itl_ms,
+            summary.e2e_ms,
+        ] {
+            let stats = stats.unwrap();
+            assert!(stats.median <= stats.p90 && stats.p90 <= stats.p95 && stats.p95 <= stats.p99);
+        }
+        let goodput = summary.goodput.expect("an SLO gives goodput");
+        let expected = goodput.good_requests as f64 / summary.duration_s;
+        assert!((goodput.requests_per_s - expected).abs() < 1e-9 * expected.max(1.0));
+        goodput.good_requests
+    };
+    assert_eq!(goodput("ttft_ms=1000,tpot_ms=1000"), 8);
+    assert_eq!(goodput("ttft_ms=1000,tpot_ms=1"), 0, "TPOT is about 5 ms");
+    assert_eq!(goodput("e2el_ms=5"), 0, "E2E is about 25 ms");
+    options.slo = Slo::default();
+    assert_eq!(run(&options).summary.goodput, None);
 }

@@ -37,7 +37,7 @@ fn expect_failures(report: &BenchReport, kind: FailureKind, detail: &str) {
         .filter_map(|r| r.error.as_ref())
         .collect();
     assert_eq!(errors.len(), 3);
-    for error in errors {
+    for error in &errors {
         assert_eq!(error.kind, kind);
         assert!(
             error.detail.contains(detail),
@@ -45,6 +45,14 @@ fn expect_failures(report: &BenchReport, kind: FailureKind, detail: &str) {
             error.detail
         );
     }
+    // One example per reason: the first failure's detail.
+    assert_eq!(
+        summary.failure_examples.get(&kind),
+        Some(&errors[0].detail),
+        "{:?}",
+        summary.failure_examples
+    );
+    assert_eq!(summary.failure_examples.len(), 1);
     // Completed requests are unaffected and the failed ones are not in the statistics.
     assert_eq!(summary.output_tokens, 6 * 8);
 }
@@ -120,8 +128,12 @@ fn a_refused_connection_is_counted_and_the_run_ends() {
     drop(server);
     options.base_url = format!("http://{address}");
     options.num_prompts = 5;
+    // Without the initial test request (which would stop the run: see `load_setup`).
+    options.initial_test = false;
     let report = run(&options);
     assert_eq!(report.summary.requests_completed, 0);
     assert_eq!(report.summary.failures.get(&FailureKind::Connect), Some(&5));
     assert_eq!(report.summary.ttft_ms, None);
+    let example = &report.summary.failure_examples[&FailureKind::Connect];
+    assert!(example.contains("failed to connect"), "{example}");
 }

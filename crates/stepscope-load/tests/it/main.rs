@@ -4,3 +4,4 @@
 
 mod load;
 mod load_failures;
+mod load_setup;

@@ -15,7 +15,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread::JoinHandle;
 use std::time::Duration as StdDuration;
 use stepscope_load::{
-    Api, BenchOptions, BenchProgress, BenchReport, LatencyStats, MonotonicClock, PromptSource,
+    Api, BenchOptions, BenchProgress, BenchReport, LatencyStats, MonotonicClock, PromptSource, Slo,
     WordVocabulary, run_benchmark,
 };
 
@@ -48,9 +48,13 @@ impl BenchSettings {
             tokenizer,
             prompt_format,
             timeout_s,
+            slo,
             json,
             no_progress,
         } = args;
+        if let Some(path) = &json {
+            check_writable(path)?;
+        }
         if !(timeout_s.is_finite() && timeout_s > 0.0) {
             anyhow::bail!("`--timeout-s {timeout_s}` must be a positive number of seconds");
         }
@@ -68,7 +72,8 @@ impl BenchSettings {
         let mut options = BenchOptions::default();
         options.prompts = prompt_source(api, prompt_format, vocab_size, tokenizer.as_deref())?;
         options.base_url = url;
-        options.model = model;
+        // Empty: the first model of the server's `GET /v1/models`.
+        options.model = model.unwrap_or_default();
         options.api = api;
         options.concurrency = concurrency as usize;
         options.input_len = input_len as usize;
@@ -78,11 +83,37 @@ impl BenchSettings {
         options.warmup = warmup as usize;
         options.seed = seed;
         options.timeout = StdDuration::from_secs_f64(timeout_s);
+        options.slo = slo.unwrap_or_default();
         Ok(Self {
             options,
             json,
             progress: !no_progress,
         })
+    }
+}
+
+/// Fails unless `--json PATH` can be written, before any request is sent (`-`: stdout).
+/// Opening does not truncate a file that exists; one made by the check is removed again.
+fn check_writable(path: &Path) -> anyhow::Result<()> {
+    if path == Path::new("-") {
+        return Ok(());
+    }
+    let existed = path.exists();
+    let opened = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(path);
+    match opened {
+        Ok(_) if !existed => {
+            let _ = std::fs::remove_file(path);
+            Ok(())
+        }
+        Ok(_) => Ok(()),
+        Err(error) => anyhow::bail!(
+            "Cannot write the JSON to `{}`: {error}\nhint: give a file in an existing, writable folder, or `--json -` for stdout",
+            path.display()
+        ),
     }
 }
 
@@ -129,12 +160,10 @@ pub fn run(args: BenchArgs) -> anyhow::Result<Outcome> {
     let progress = Arc::new(BenchProgress::default());
     let display = ProgressDisplay::start(Arc::clone(&progress), settings.progress);
     let clock = MonotonicClock::new();
-    let result = runtime.block_on(run_benchmark(
-        &settings.options,
-        &clock,
-        &progress,
-        ctrl_c(),
-    ));
+    let result = runtime.block_on(async {
+        let stop = stop_signal();
+        run_benchmark(&settings.options, &clock, &progress, stop).await
+    });
     display.finish();
     let report = match result {
         Ok(report) => report,
@@ -147,13 +176,49 @@ pub fn run(args: BenchArgs) -> anyhow::Result<Outcome> {
     if report.partial {
         return Ok(Outcome::Interrupted);
     }
+    if report.summary.requests_completed == 0 {
+        output::print_error(&anyhow::anyhow!(
+            "No measured request completed ({} failed)\nhint: the failures above say why; the first of each reason is quoted",
+            report.summary.requests_failed
+        ));
+        return Ok(Outcome::InputError);
+    }
     Ok(Outcome::Success)
 }
 
-/// Resolves on the first Ctrl-C (SIGINT); never, when the handler cannot be installed.
-async fn ctrl_c() {
-    if tokio::signal::ctrl_c().await.is_err() {
-        std::future::pending::<()>().await;
+/// Resolves on the first SIGINT (Ctrl-C) or SIGTERM. The handlers are installed at once (in
+/// the runtime), so a signal that comes before the run polls this is not lost; a handler
+/// that cannot be installed never fires.
+fn stop_signal() -> impl std::future::Future<Output = ()> {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        let mut interrupt = signal(SignalKind::interrupt()).ok();
+        let mut terminate = signal(SignalKind::terminate()).ok();
+        async move {
+            let interrupted = async {
+                match &mut interrupt {
+                    Some(interrupt) => interrupt.recv().await,
+                    None => std::future::pending().await,
+                }
+            };
+            let terminated = async {
+                match &mut terminate {
+                    Some(terminate) => terminate.recv().await,
+                    None => std::future::pending().await,
+                }
+            };
+            tokio::select! {
+                _ = interrupted => {}
+                _ = terminated => {}
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    async {
+        if tokio::signal::ctrl_c().await.is_err() {
+            std::future::pending::<()>().await;
+        }
     }
 }
 
@@ -216,7 +281,7 @@ fn heading(report: &BenchReport) -> String {
     if report.partial {
         let _ = writeln!(
             out,
-            "PARTIAL: stopped after {:.2} s; {} requests in flight were cancelled, {} not started",
+            "PARTIAL: stopped after {:.2} s; {} requests in flight were cancelled (what they had streamed is in the JSON), {} not started",
             summary.duration_s,
             summary.requests_cancelled,
             (settings.num_prompts as u64).saturating_sub(summary.requests_started)
@@ -239,7 +304,11 @@ fn totals(report: &BenchReport) -> String {
         format!("{} / {}", counts.0, counts.1),
     );
     for (kind, count) in &summary.failures {
-        line("", format!("{}: {count}", kind.as_str()));
+        let example = summary
+            .failure_examples
+            .get(kind)
+            .map_or_else(String::new, |detail| format!("  e.g. {}", shorten(detail)));
+        line("", format!("{}: {count}{example}", kind.as_str()));
     }
     if summary.warmup_requests > 0 {
         let warmup = (summary.warmup_requests, summary.warmup_failed);
@@ -261,6 +330,18 @@ fn totals(report: &BenchReport) -> String {
         "request throughput",
         format!("{:.2} req/s", throughput.requests_per_s),
     );
+    if let Some(goodput) = &summary.goodput {
+        line(
+            "request goodput",
+            format!(
+                "{:.2} req/s  ({} of {} within {})",
+                goodput.requests_per_s,
+                goodput.good_requests,
+                summary.requests_completed,
+                goodput.slo
+            ),
+        );
+    }
     line(
         "output token throughput",
         format!("{:.1} tok/s", throughput.output_tokens_per_s),
@@ -272,11 +353,20 @@ fn totals(report: &BenchReport) -> String {
     out
 }
 
+/// A failure's detail on one line of the table: the first 100 characters.
+fn shorten(detail: &str) -> String {
+    let line = detail.replace(['\n', '\r'], " ");
+    match line.char_indices().nth(100) {
+        Some((cut, _)) => format!("{}…", &line[..cut]),
+        None => line,
+    }
+}
+
 fn latency_table(report: &BenchReport) -> String {
     let summary = &report.summary;
     let mut out = format!(
-        "\n{:<14}{:>12}{:>12}{:>12}\n",
-        "latency (ms)", "mean", "median", "p99"
+        "\n{:<14}{:>12}{:>12}{:>12}{:>12}{:>12}\n",
+        "latency (ms)", "mean", "median", "p90", "p95", "p99"
     );
     let rows = [
         ("TTFT", summary.ttft_ms),
@@ -286,8 +376,16 @@ fn latency_table(report: &BenchReport) -> String {
     ];
     for (name, stats) in rows {
         let cells = stats.map_or_else(
-            || format!("{:>12}{:>12}{:>12}", "–", "–", "–"),
-            |LatencyStats { mean, median, p99 }| format!("{mean:>12.3}{median:>12.3}{p99:>12.3}"),
+            || format!("{:>12}", "–").repeat(5),
+            |LatencyStats {
+                 mean,
+                 median,
+                 p90,
+                 p95,
+                 p99,
+             }| {
+                format!("{mean:>12.3}{median:>12.3}{p90:>12.3}{p95:>12.3}{p99:>12.3}")
+            },
         );
         let _ = writeln!(out, "{name:<14}{cells}");
     }
@@ -381,12 +479,13 @@ pub enum PromptFormat {
 /// Arguments of `bench`.
 #[derive(Debug, Args)]
 pub struct BenchArgs {
-    /// Base URL of the server (http only).
+    /// Base URL of the server (http only); the OpenAI form ending in `/v1` works too.
     #[arg(long, default_value = "http://127.0.0.1:8000", value_name = "URL")]
     pub url: String,
-    /// The model the server serves: the `model` field of every request.
+    /// The model the server serves: the `model` field of every request [default: the first
+    /// model of the server's GET /v1/models].
     #[arg(long, value_name = "NAME")]
-    pub model: String,
+    pub model: Option<String>,
     /// The API.
     #[arg(long, value_enum, default_value_t = BenchApi::Completions)]
     pub api: BenchApi,
@@ -425,11 +524,20 @@ pub struct BenchArgs {
     /// Longest time one request may take, from sending to the end of its stream.
     #[arg(long, default_value_t = 600.0, value_name = "SECONDS")]
     pub timeout_s: f64,
-    /// Write the JSON document (settings, summary, every request) to FILE; `-`: to stdout,
-    /// with the table on stderr.
+    /// Objectives for goodput, in ms: requests per second whose every given metric is within
+    /// its objective (vllm bench serve --goodput), e.g. `ttft_ms=500,tpot_ms=50,e2el_ms=20000`.
+    #[arg(long, value_name = "METRIC=MS,...", value_parser = parse_slo)]
+    pub slo: Option<Slo>,
+    /// Write the JSON document (settings, summary, every request) to FILE, checked before
+    /// the run; `-`: to stdout, with the table on stderr.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
     /// No progress bar.
     #[arg(long)]
     pub no_progress: bool,
+}
+
+/// `--slo` text, with the parser's message for clap.
+fn parse_slo(text: &str) -> Result<Slo, String> {
+    text.parse()
 }
