@@ -9,7 +9,8 @@
 #    to cores 1.. (with two or more cores), while the tests and both load generators run on
 #    core 0: on two cores an unpinned CPU server starves other processes for up to a second
 #    now and then (measured; README), which stalls either client at random;
-# 4. runs `cargo test -p stepscope --test e2e` with STEPSCOPE_E2E_URL/MODEL/SCRIPT;
+# 4. runs `cargo test -p stepscope --test e2e` with STEPSCOPE_E2E_URL/MODEL/SCRIPT/TRACE_DIR
+#    (the server runs with the torch profiler on, writing to TRACE_DIR);
 # 5. stops the server on any exit, and prints the end of its log when something failed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -56,6 +57,7 @@ bash "$script" start "$port"
 echo "== e2e: cargo test -p stepscope --test e2e"
 STEPSCOPE_E2E_URL="http://127.0.0.1:$port" \
   STEPSCOPE_E2E_MODEL="$(bash "$script" model-name)" \
+  STEPSCOPE_E2E_TRACE_DIR="$(bash "$script" trace-dir)" \
   STEPSCOPE_E2E_SCRIPT="$PWD/$script" \
   "${client_pin[@]}" cargo test -p stepscope --test e2e --locked --release -- --test-threads 1 --nocapture
 echo "e2e passed"

@@ -13,6 +13,7 @@
 #                                         # vLLM's own `vllm bench serve`, random dataset
 #   scripts/vllm-cpu.sh info              # paths and installed versions
 #   scripts/vllm-cpu.sh model-name        # the served model name (the model folder's name)
+#   scripts/vllm-cpu.sh trace-dir         # where the server's profile windows write traces
 #   scripts/vllm-cpu.sh model-dir         # the model folder (tokenizer.json is there)
 #
 # Environment:
@@ -238,6 +239,7 @@ start() {
     setsid "${pin[@]}" "$PY" -m vllm.entrypoints.openai.api_server \
       --model "$MODEL" --served-model-name "$(served_name)" \
       --max-model-len 2048 --host 127.0.0.1 --port "$port" \
+      --profiler-config "$(profiler_config)" \
       > "$logf" 2>&1 < /dev/null &
   pid=$!
   echo "$pid" > "$(pid_file)"
@@ -260,6 +262,13 @@ start() {
 }
 
 served_name() { basename "$MODEL"; }
+
+# The torch profiler, so /start_profile and /stop_profile exist (the profile-window tests);
+# no Python stacks: they make the trace slow to write and large. Traces go to $RUN/traces.
+trace_dir() { echo "$RUN/traces"; }
+profiler_config() {
+  printf '{"profiler": "torch", "torch_profiler_dir": "%s", "torch_profiler_with_stack": false}' "$(trace_dir)"
+}
 
 stop() {
   local pid
@@ -350,6 +359,7 @@ case $cmd in
   bench-vllm) bench_vllm "$@" ;;
   info) info ;;
   model-name) served_name ;;
+  trace-dir) trace_dir ;;
   model-dir) echo "$MODEL" ;;
   log) cat "$(log_file)" ;;
   *) sed -n '2,/^set -euo/p' "$0" | sed '$d' >&2; exit 2 ;;

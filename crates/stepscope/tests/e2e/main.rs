@@ -21,3 +21,4 @@ mod counts;
 mod metrics;
 mod runner;
 mod server;
+mod windows;

@@ -1,0 +1,98 @@
+//! A profile window on the real vLLM server: opened and closed through its HTTP API while
+//! `stepscope bench` loads it, its trace files collected by vLLM's names, and the rank's
+//! trace analysed. The server runs with `--profiler-config` (torch, no stacks) writing to
+//! `STEPSCOPE_E2E_TRACE_DIR` (`scripts/vllm-cpu.sh start` sets it under its run folder).
+
+use crate::runner::{Load, stepscope_bench};
+use crate::server;
+use std::path::PathBuf;
+use std::process::Command;
+use std::time::Duration;
+use stepscope_serving::collect::{CollectOptions, TraceSnapshot, collect_traces};
+use stepscope_serving::windows::{ProfileEndpoint, WindowEnd, start_window, stop_window};
+use stepscope_serving::{Framework, ProfileWindow};
+
+#[test]
+fn a_window_under_load_is_collected_and_analysed() {
+    let Some(server) = server::from_env("a_window_under_load_is_collected_and_analysed") else {
+        return;
+    };
+    let _lock = server::lock();
+    let trace_dir = std::env::var("STEPSCOPE_E2E_TRACE_DIR")
+        .map(PathBuf::from)
+        .expect(
+            "STEPSCOPE_E2E_TRACE_DIR: the server's torch_profiler_dir (bash .ci/e2e.sh sets it)",
+        );
+    let endpoint = ProfileEndpoint {
+        framework: Framework::Vllm,
+        base_url: server.url.clone(),
+        trace_dir: trace_dir.clone(),
+    };
+    let before = TraceSnapshot::take(&trace_dir);
+    assert_eq!(
+        start_window(&endpoint, ProfileWindow::Steps(16)).expect("the window opens"),
+        WindowEnd::ByStop
+    );
+    let dir = tempfile::tempdir().expect("tempdir");
+    let load = Load {
+        concurrency: 2,
+        input_len: 32,
+        output_len: 8,
+        num_prompts: 4,
+        request_rate: None,
+        warmup: 0,
+        seed: 7,
+    };
+    let bench = stepscope_bench(&server, &load, dir.path(), "window_load");
+    assert_eq!(bench["summary"]["requests_completed"], 4);
+    stop_window(&endpoint, Duration::from_secs(600)).expect("the window closes");
+    let run = dir.path().join("run/window_1");
+    let options = CollectOptions {
+        timeout: Duration::from_secs(300),
+        ..CollectOptions::default()
+    };
+    let collected = collect_traces(
+        Framework::Vllm,
+        &trace_dir,
+        &before,
+        &run,
+        options,
+        &mut |_| {},
+    )
+    .expect("vLLM wrote the window's traces");
+    assert!(
+        collected.incomplete.is_empty(),
+        "{:?}",
+        collected.incomplete
+    );
+    let rank = collected
+        .traces
+        .iter()
+        .find(|t| t.path.to_string_lossy().contains("rank0"))
+        .unwrap_or_else(|| panic!("a rank-0 trace among {:?}", collected.traces));
+    let output = Command::new(env!("CARGO_BIN_EXE_stepscope"))
+        .arg("analyze")
+        .arg(&rank.path)
+        .args(["--json", "--no-progress"])
+        .output()
+        .expect("stepscope analyze runs");
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let doc: serde_json::Value = serde_json::from_slice(&output.stdout).expect("JSON");
+    let file = &doc["files"][0];
+    assert_eq!(
+        doc["verdict"], "no-replays",
+        "a CPU server replays no graphs"
+    );
+    assert_eq!(file["steps"]["framework"], "vllm");
+    let decode = file["steps"]["counts"]["vllm:decode"].as_u64().unwrap_or(0);
+    assert!(decode >= 1, "decode steps in the window: {}", file["steps"]);
+    assert!(
+        file["advice"]["applies"] != true,
+        "no switch advice for a CPU trace"
+    );
+}
