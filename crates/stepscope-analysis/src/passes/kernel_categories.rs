@@ -77,10 +77,12 @@ pub enum CategoryError {
     },
     /// A pattern is not a valid regular expression.
     #[error(
-        "Kernel category rule #{rule} (`{category}`), pattern #{pattern_number} `{pattern}` is not a valid regex\nhint: patterns use Rust `regex` syntax; `(?i)` at the start makes one case-insensitive"
+        "{rules} rule #{rule} (`{category}`), pattern #{pattern_number} `{pattern}` is not a valid regex\nhint: patterns use Rust `regex` syntax; `(?i)` at the start makes one case-insensitive"
     )]
     BadPattern {
-        /// The entry's position among the `[[category]]` entries, from 1.
+        /// `Kernel category` (a `[[category]]` entry) or `Op category` (an `[[op]]` entry).
+        rules: &'static str,
+        /// The entry's position among the entries of its kind, from 1.
         rule: usize,
         /// The entry's category name.
         category: String,
@@ -109,23 +111,6 @@ pub enum CategoryError {
         rule: usize,
         /// The category as written.
         category: String,
-    },
-    /// An op pattern is not a valid regular expression.
-    #[error(
-        "Op category rule #{rule} (`{category}`), pattern #{pattern_number} `{pattern}` is not a valid regex\nhint: patterns use Rust `regex` syntax; `(?i)` at the start makes one case-insensitive"
-    )]
-    BadOpPattern {
-        /// The entry's position among the `[[op]]` entries, from 1.
-        rule: usize,
-        /// The entry's category.
-        category: String,
-        /// The pattern's position in the entry's `patterns`, from 1.
-        pattern_number: usize,
-        /// The pattern as written.
-        pattern: String,
-        /// The regex compiler's error.
-        #[source]
-        source: regex::Error,
     },
     /// The top-level `memory_category` is empty.
     #[error("The kernel category table's `memory_category` is empty")]
@@ -322,7 +307,8 @@ fn compile_op_rules(
             });
         };
         for (j, pattern) in rule.patterns.iter().enumerate() {
-            Regex::new(pattern).map_err(|source| CategoryError::BadOpPattern {
+            Regex::new(pattern).map_err(|source| CategoryError::BadPattern {
+                rules: "Op category",
                 rule: i + 1,
                 category: rule.category.trim().to_owned(),
                 pattern_number: j + 1,
@@ -394,6 +380,7 @@ fn compile_set(patterns: &[&str], rules: &[RuleFile]) -> Result<RegexSet, Catego
             for (j, pattern) in rule.patterns.iter().enumerate() {
                 if let Err(source) = Regex::new(pattern) {
                     return CategoryError::BadPattern {
+                        rules: "Kernel category",
                         rule: i + 1,
                         category: rule.name.trim().to_owned(),
                         pattern_number: j + 1,

@@ -36,7 +36,8 @@ pub fn launching_ops(trace: &Trace, wanted: impl Fn(usize) -> bool) -> Launching
             .push((runtime.start[row], row as u32));
     }
     let ops = &trace.cpu_ops;
-    for row in 0..ops.len() {
+    // An instant op (no duration) contains no call, even one stamped at the same time.
+    for row in (0..ops.len()).filter(|&row| ops.duration[row].as_nanos() > 0) {
         if let Some(index) = threads.index((ops.process[row], ops.thread[row])) {
             let span = (ops.start[row], std::cmp::Reverse(ops.end(row)), row as u32);
             threads.list[index].ops.push(span);

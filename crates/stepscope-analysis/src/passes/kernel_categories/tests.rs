@@ -681,7 +681,8 @@ fn op_rules_must_name_a_defined_category_and_compile() {
     assert!(
         matches!(
             error,
-            CategoryError::BadOpPattern {
+            CategoryError::BadPattern {
+                rules: "Op category",
                 rule: 1,
                 pattern_number: 1,
                 ..
