@@ -115,6 +115,89 @@ pub fn stop_window(
     Ok(StopAnswer { traces })
 }
 
+/// Engine steps a vLLM server has run: the count of its `vllm:iteration_tokens_total`
+/// histogram on `/metrics` (one observation per engine step that scheduled tokens), summed
+/// over engines. vLLM's `/start_profile` takes no step count, so a `{steps: N}` window on a
+/// server booted without `max_iterations` is closed once this has grown by N.
+pub fn vllm_engine_steps(base_url: &str) -> Result<u64, WindowError> {
+    let url = format!("{}/metrics", base_url.trim_end_matches('/'));
+    let agent: ureq::Agent = ureq::Agent::config_builder()
+        .timeout_global(Some(Duration::from_secs(30)))
+        .http_status_as_error(false)
+        .build()
+        .into();
+    let mut response = agent.get(&url).call().map_err(|e| WindowError::Connect {
+        url: url.clone(),
+        message: e.to_string(),
+    })?;
+    let status = response.status().as_u16();
+    let text = response.body_mut().read_to_string().unwrap_or_default();
+    if status != 200 {
+        return Err(WindowError::Status {
+            url,
+            status,
+            body: text.chars().take(300).collect(),
+        });
+    }
+    prometheus_count(&text, "vllm:iteration_tokens_total_count").ok_or(WindowError::Status {
+        url,
+        status,
+        body: "no vllm:iteration_tokens_total_count in the metrics".to_owned(),
+    })
+}
+
+/// Waits until a vLLM server has run `steps` engine steps since `from` (a
+/// [`vllm_engine_steps`] reading); returns the steps counted. Fails when the count does not
+/// reach it within `timeout` (the load stopped, or the server stalls), saying how far it got.
+pub fn wait_for_engine_steps(
+    base_url: &str,
+    from: u64,
+    steps: u64,
+    timeout: Duration,
+    poll: Duration,
+) -> Result<u64, WindowError> {
+    let started = std::time::Instant::now();
+    loop {
+        let done = vllm_engine_steps(base_url)?.saturating_sub(from);
+        if done >= steps {
+            return Ok(done);
+        }
+        if started.elapsed() >= timeout {
+            return Err(WindowError::Status {
+                url: format!("{}/metrics", base_url.trim_end_matches('/')),
+                status: 200,
+                body: format!(
+                    "only {done} of {steps} engine steps in {} s: is the load still running?",
+                    timeout.as_secs()
+                ),
+            });
+        }
+        std::thread::sleep(poll);
+    }
+}
+
+/// The sum of every sample of `metric` (any labels) in Prometheus text, if it has one.
+pub fn prometheus_count(text: &str, metric: &str) -> Option<u64> {
+    let mut total: Option<f64> = None;
+    for line in text.lines() {
+        let Some(rest) = line.strip_prefix(metric) else {
+            continue;
+        };
+        let value = match rest.chars().next() {
+            Some('{') => rest.rsplit_once('}').map(|(_, v)| v),
+            Some(' ') => Some(rest),
+            _ => None,
+        };
+        let number = value
+            .and_then(|v| v.split_whitespace().next())
+            .and_then(|v| v.parse::<f64>().ok());
+        if let Some(number) = number {
+            *total.get_or_insert(0.0) += number;
+        }
+    }
+    total.map(|t| t.max(0.0).round() as u64)
+}
+
 /// SGLang's `/start_profile` body for a window.
 pub fn sglang_body(window: ProfileWindow, trace_dir: &Path) -> serde_json::Value {
     let (num_steps, by_stage) = match window {
@@ -183,5 +266,29 @@ pub fn enable_hint(framework: Framework) -> &'static str {
         Framework::Atom => {
             "start ATOM with --torch-profiler-dir DIR (or ATOM_TORCH_PROFILER_DIR=DIR)"
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn engine_steps_sum_every_engine_and_skip_other_metrics() {
+        let text = "\
+# HELP vllm:iteration_tokens_total Histogram of number of tokens per engine_step.
+# TYPE vllm:iteration_tokens_total histogram
+vllm:iteration_tokens_total_bucket{engine=\"0\",le=\"1.0\",model_name=\"tiny\"} 0.0
+vllm:iteration_tokens_total_count{engine=\"0\",model_name=\"tiny\"} 117.0
+vllm:iteration_tokens_total_count{engine=\"1\",model_name=\"tiny\"} 3.0
+vllm:iteration_tokens_total_sum{engine=\"0\",model_name=\"tiny\"} 4096.0
+vllm:iteration_tokens_total_counter_like 9
+";
+        assert_eq!(
+            prometheus_count(text, "vllm:iteration_tokens_total_count"),
+            Some(120)
+        );
+        assert_eq!(prometheus_count("x_count 5\n", "x_count"), Some(5));
+        assert_eq!(prometheus_count("other 5\n", "x_count"), None);
     }
 }

@@ -7,7 +7,8 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 use stepscope_serving::server::{ManagedServer, ReadyCheck, ServerLaunch};
 use stepscope_serving::windows::{
-    ProfileEndpoint, WindowEnd, WindowError, start_window, stop_window,
+    ProfileEndpoint, WindowEnd, WindowError, start_window, stop_window, vllm_engine_steps,
+    wait_for_engine_steps,
 };
 use stepscope_serving::{Framework, ProfileWindow};
 
@@ -22,7 +23,13 @@ class Handler(http.server.BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(body)
 
+    steps = 0
+
     def do_GET(self):
+        if self.path == "/metrics":
+            Handler.steps += 5  # an engine running under load
+            text = 'vllm:iteration_tokens_total_count{engine="0",model_name="tiny"} %d.0\n' % Handler.steps
+            return self.answer(200, text.encode())
         self.answer(200 if self.path == "/health" else 404)
 
     def do_POST(self):
@@ -183,4 +190,25 @@ fn other_failures_quote_the_server_or_the_connection() {
     let error = start_window(&endpoint, ProfileWindow::SingleStep).expect_err("nobody listens");
     assert!(matches!(error, WindowError::Connect { .. }), "{error}");
     assert!(error.to_string().contains("/start_profile"));
+}
+
+#[test]
+fn a_vllm_window_of_n_steps_waits_for_n_engine_steps_on_metrics() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (_server, endpoint) = stand_in(dir.path(), "ok", Framework::Vllm);
+    let from = vllm_engine_steps(&endpoint.base_url).expect("metrics");
+    assert_eq!(from, 5);
+    let poll = Duration::from_millis(10);
+    let done = wait_for_engine_steps(&endpoint.base_url, from, 32, Duration::from_secs(10), poll)
+        .expect("reaches 32");
+    assert_eq!(done, 35, "polled in steps of 5 until past 32");
+    let error = wait_for_engine_steps(
+        &endpoint.base_url,
+        from,
+        1_000_000,
+        Duration::from_millis(200),
+        poll,
+    )
+    .expect_err("never reached");
+    assert!(error.to_string().contains("engine steps"), "{error}");
 }

@@ -9,7 +9,9 @@ use std::path::PathBuf;
 use std::process::Command;
 use std::time::Duration;
 use stepscope_serving::collect::{CollectOptions, TraceSnapshot, collect_traces};
-use stepscope_serving::windows::{ProfileEndpoint, WindowEnd, start_window, stop_window};
+use stepscope_serving::windows::{
+    ProfileEndpoint, WindowEnd, start_window, stop_window, vllm_engine_steps,
+};
 use stepscope_serving::{Framework, ProfileWindow};
 
 #[test]
@@ -29,6 +31,7 @@ fn a_window_under_load_is_collected_and_analysed() {
         trace_dir: trace_dir.clone(),
     };
     let before = TraceSnapshot::take(&trace_dir);
+    let steps_before = vllm_engine_steps(&server.url).expect("/metrics counts engine steps");
     assert_eq!(
         start_window(&endpoint, ProfileWindow::Steps(16)).expect("the window opens"),
         WindowEnd::ByStop
@@ -46,6 +49,13 @@ fn a_window_under_load_is_collected_and_analysed() {
     let bench = stepscope_bench(&server, &load, dir.path(), "window_load");
     assert_eq!(bench["summary"]["requests_completed"], 4);
     stop_window(&endpoint, Duration::from_secs(600)).expect("the window closes");
+    let engine_steps = vllm_engine_steps(&server.url).expect("/metrics") - steps_before;
+    // 4 requests of 8 output tokens, 2 at a time, and the initial test request: at least
+    // 16 decode steps.
+    assert!(
+        engine_steps >= 16,
+        "engine steps in the window: {engine_steps}"
+    );
     let run = dir.path().join("run/window_1");
     let options = CollectOptions {
         timeout: Duration::from_secs(300),
@@ -89,8 +99,22 @@ fn a_window_under_load_is_collected_and_analysed() {
         "a CPU server replays no graphs"
     );
     assert_eq!(file["steps"]["framework"], "vllm");
-    let decode = file["steps"]["counts"]["vllm:decode"].as_u64().unwrap_or(0);
+    let counts = file["steps"]["counts"].as_object().expect("step counts");
+    let traced: u64 = counts.values().filter_map(serde_json::Value::as_u64).sum();
+    let decode = counts
+        .get("vllm:decode")
+        .and_then(serde_json::Value::as_u64)
+        .unwrap_or(0);
+    eprintln!(
+        "window: {engine_steps} engine steps by /metrics, {traced} steps in the trace {counts:?}"
+    );
     assert!(decode >= 1, "decode steps in the window: {}", file["steps"]);
+    // The trace holds the steps the engine ran while the window was open: the metrics and
+    // the trace count the same steps, give or take the one the window opened or closed in.
+    assert!(
+        traced.abs_diff(engine_steps) <= 2,
+        "{traced} steps in the trace vs {engine_steps} by /metrics"
+    );
     assert!(
         file["advice"]["applies"] != true,
         "no switch advice for a CPU trace"
