@@ -109,10 +109,12 @@ fn a_window_under_load_is_collected_and_analysed() {
         "window: {engine_steps} engine steps by /metrics, {traced} steps in the trace {counts:?}"
     );
     assert!(decode >= 1, "decode steps in the window: {}", file["steps"]);
-    // The trace holds the steps the engine ran while the window was open: the metrics and
-    // the trace count the same steps, give or take the one the window opened or closed in.
+    // The trace holds the steps the engine ran while the window was open, and /metrics
+    // counts them too; the front end records the metrics after the engine reports them, so
+    // the last few may not be counted yet when the window closes (measured: 28 traced, 26
+    // counted). Close, not equal.
     assert!(
-        traced.abs_diff(engine_steps) <= 2,
+        traced.abs_diff(engine_steps) <= 4.max(engine_steps / 5),
         "{traced} steps in the trace vs {engine_steps} by /metrics"
     );
     assert!(
