@@ -18,6 +18,9 @@ use stepscope_load::{
     Api, BenchOptions, BenchProgress, BenchReport, LatencyStats, MonotonicClock, PromptSource, Slo,
     WordVocabulary, run_benchmark,
 };
+use stepscope_serving::LoadSettings;
+use stepscope_serving::config::load_config;
+use stepscope_serving::launch::default_port;
 
 /// Everything `bench` needs, resolved from the arguments.
 #[derive(Debug)]
@@ -41,6 +44,7 @@ impl BenchSettings {
             input_len,
             output_len,
             num_prompts,
+            config,
             request_rate,
             warmup,
             seed,
@@ -69,16 +73,17 @@ impl BenchSettings {
             BenchApi::Completions => Api::Completions,
             BenchApi::Chat => Api::Chat,
         };
+        let base = LoadBase::from_config(config.as_deref())?;
         let mut options = BenchOptions::default();
         options.prompts = prompt_source(api, prompt_format, vocab_size, tokenizer.as_deref())?;
-        options.base_url = url;
+        options.base_url = url.unwrap_or(base.url);
         // Empty: the first model of the server's `GET /v1/models`.
-        options.model = model.unwrap_or_default();
+        options.model = model.or(base.model).unwrap_or_default();
         options.api = api;
-        options.concurrency = concurrency as usize;
-        options.input_len = input_len as usize;
-        options.output_len = output_len as usize;
-        options.num_prompts = num_prompts as usize;
+        options.concurrency = concurrency.unwrap_or(base.load.concurrency) as usize;
+        options.input_len = input_len.unwrap_or(base.load.input_len) as usize;
+        options.output_len = output_len.unwrap_or(base.load.output_len) as usize;
+        options.num_prompts = num_prompts.unwrap_or(base.load.num_prompts) as usize;
         options.request_rate = request_rate;
         options.warmup = warmup as usize;
         options.seed = seed;
@@ -88,6 +93,46 @@ impl BenchSettings {
             options,
             json,
             progress: !no_progress,
+        })
+    }
+}
+
+/// What flags not given fall back to: a config's load, model and server, else the defaults.
+struct LoadBase {
+    url: String,
+    model: Option<String>,
+    load: LoadSettings,
+}
+
+impl LoadBase {
+    fn from_config(path: Option<&Path>) -> anyhow::Result<Self> {
+        let Some(path) = path else {
+            return Ok(LoadBase {
+                url: "http://127.0.0.1:8000".to_owned(),
+                model: None,
+                load: LoadSettings {
+                    concurrency: 64,
+                    input_len: 1024,
+                    output_len: 1024,
+                    num_prompts: 512,
+                },
+            });
+        };
+        let file = load_config(path)?;
+        let config = file.config;
+        let port = config
+            .server
+            .port
+            .unwrap_or_else(|| default_port(config.framework));
+        // A server listening on every address is reached on loopback.
+        let host = match config.server.host.as_deref() {
+            None | Some("0.0.0.0") | Some("::") | Some("") => "127.0.0.1",
+            Some(host) => host,
+        };
+        Ok(LoadBase {
+            url: format!("http://{host}:{port}"),
+            model: Some(config.model),
+            load: config.load,
         })
     }
 }
@@ -479,9 +524,10 @@ pub enum PromptFormat {
 /// Arguments of `bench`.
 #[derive(Debug, Args)]
 pub struct BenchArgs {
-    /// Base URL of the server (http only); the OpenAI form ending in `/v1` works too.
-    #[arg(long, default_value = "http://127.0.0.1:8000", value_name = "URL")]
-    pub url: String,
+    /// Base URL of the server (http only); the OpenAI form ending in `/v1` works too
+    /// [default: the --config server's port on 127.0.0.1, else http://127.0.0.1:8000].
+    #[arg(long, value_name = "URL")]
+    pub url: Option<String>,
     /// The model the server serves: the `model` field of every request [default: the first
     /// model of the server's GET /v1/models].
     #[arg(long, value_name = "NAME")]
@@ -489,18 +535,24 @@ pub struct BenchArgs {
     /// The API.
     #[arg(long, value_enum, default_value_t = BenchApi::Completions)]
     pub api: BenchApi,
-    /// Requests in flight at most; a request starts when one finishes.
-    #[arg(long, default_value_t = 64, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
-    pub concurrency: u32,
-    /// Prompt tokens per request.
-    #[arg(long, default_value_t = 1024, value_name = "TOKENS", value_parser = clap::value_parser!(u32).range(1..))]
-    pub input_len: u32,
-    /// Output tokens per request (max_tokens, with ignore_eos).
-    #[arg(long, default_value_t = 1024, value_name = "TOKENS", value_parser = clap::value_parser!(u32).range(1..))]
-    pub output_len: u32,
-    /// Measured requests.
-    #[arg(long, default_value_t = 512, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
-    pub num_prompts: u32,
+    /// Requests in flight at most; a request starts when one finishes [default: the
+    /// --config load's, else 64].
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub concurrency: Option<u32>,
+    /// Prompt tokens per request [default: the --config load's, else 1024].
+    #[arg(long, value_name = "TOKENS", value_parser = clap::value_parser!(u32).range(1..))]
+    pub input_len: Option<u32>,
+    /// Output tokens per request (max_tokens, with ignore_eos) [default: the --config
+    /// load's, else 1024].
+    #[arg(long, value_name = "TOKENS", value_parser = clap::value_parser!(u32).range(1..))]
+    pub output_len: Option<u32>,
+    /// Measured requests [default: the --config load's, else 512].
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub num_prompts: Option<u32>,
+    /// A profile or baseline config (configs/*.yaml): its `load` (concurrency, input_len,
+    /// output_len, num_prompts), its `model` and its server's port; flags given win.
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
     /// Poisson arrivals at this many requests per second, still at most --concurrency in
     /// flight; `inf` (default): as fast as the concurrency allows.
     #[arg(long, value_name = "PER_SECOND")]

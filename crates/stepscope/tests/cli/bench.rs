@@ -635,3 +635,92 @@ fn wait_at_most(child: &mut std::process::Child, limit: Duration) {
         std::thread::sleep(Duration::from_millis(20));
     }
 }
+
+/// A baseline config for the instant server, written to `dir`.
+fn write_config(dir: &std::path::Path, port: u16) -> std::path::PathBuf {
+    let config = dir.join("baseline_test.yaml");
+    std::fs::write(
+        &config,
+        format!(
+            "kind: baseline\nframework: vllm\nmodel: cfg-model\nserver: {{port: {port}}}\n\
+             load: {{concurrency: 3, input_len: 8, output_len: 4, num_prompts: 6}}\n\
+             output_dir: results/test\n"
+        ),
+    )
+    .expect("write");
+    config
+}
+
+#[test]
+fn a_config_gives_the_load_the_model_and_the_server() {
+    let server = server(InstantServerOptions::default());
+    let dir = tempdir();
+    let port = server.address().port();
+    let config = write_config(dir.path(), port);
+    let json_path = dir.path().join("out.json");
+    let run = stepscope_in(
+        dir.path(),
+        [
+            "bench",
+            "--config",
+            config.to_str().unwrap(),
+            "--json",
+            json_path.to_str().unwrap(),
+            "--no-progress",
+        ],
+        &[],
+    );
+    run.expect_code(0);
+    let doc: Value =
+        serde_json::from_str(&std::fs::read_to_string(&json_path).expect("json")).expect("JSON");
+    let settings = &doc["settings"];
+    assert_eq!(settings["model"], "cfg-model");
+    assert_eq!(settings["concurrency"], 3);
+    assert_eq!(settings["input_len"], 8);
+    assert_eq!(settings["output_len"], 4);
+    assert_eq!(settings["num_prompts"], 6);
+    assert_eq!(doc["summary"]["requests_completed"], 6);
+    let url = settings["url"].as_str().expect("url");
+    assert!(
+        url.starts_with(&format!("http://127.0.0.1:{port}/")),
+        "{url}"
+    );
+}
+
+#[test]
+fn flags_win_over_a_config_and_a_missing_config_is_named() {
+    let server = server(InstantServerOptions::default());
+    let dir = tempdir();
+    let config = write_config(dir.path(), server.address().port());
+    let run = stepscope_in(
+        dir.path(),
+        [
+            "bench",
+            "--config",
+            config.to_str().unwrap(),
+            "--num-prompts",
+            "2",
+            "--model",
+            "flag-model",
+            "--json",
+            "-",
+            "--no-progress",
+        ],
+        &[],
+    );
+    run.expect_code(0);
+    let doc = run.json();
+    assert_eq!(doc["settings"]["num_prompts"], 2, "the flag wins");
+    assert_eq!(
+        doc["settings"]["concurrency"], 3,
+        "the config fills the rest"
+    );
+    assert_eq!(doc["settings"]["model"], "flag-model");
+    let missing = stepscope_in(dir.path(), ["bench", "--config", "no/such.yaml"], &[]);
+    missing.expect_code(2);
+    assert!(
+        missing.stderr.contains("no/such.yaml"),
+        "{}",
+        missing.stderr
+    );
+}
