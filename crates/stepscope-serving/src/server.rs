@@ -360,7 +360,7 @@ pub fn group_members(group: Pid) -> Option<Vec<i32>> {
 }
 
 /// A blocking HTTP agent that reports every status instead of failing on 4xx/5xx.
-fn agent(timeout: Duration) -> ureq::Agent {
+pub(crate) fn agent(timeout: Duration) -> ureq::Agent {
     ureq::Agent::config_builder()
         .timeout_global(Some(timeout))
         .http_status_as_error(false)

@@ -9,6 +9,7 @@
 //! enable it for that framework.
 
 use crate::config::{Framework, ProfileWindow};
+use crate::server::agent;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -121,15 +122,13 @@ pub fn stop_window(
 /// server booted without `max_iterations` is closed once this has grown by N.
 pub fn vllm_engine_steps(base_url: &str) -> Result<u64, WindowError> {
     let url = format!("{}/metrics", base_url.trim_end_matches('/'));
-    let agent: ureq::Agent = ureq::Agent::config_builder()
-        .timeout_global(Some(Duration::from_secs(30)))
-        .http_status_as_error(false)
-        .build()
-        .into();
-    let mut response = agent.get(&url).call().map_err(|e| WindowError::Connect {
-        url: url.clone(),
-        message: e.to_string(),
-    })?;
+    let mut response = agent(Duration::from_secs(30))
+        .get(&url)
+        .call()
+        .map_err(|e| WindowError::Connect {
+            url: url.clone(),
+            message: e.to_string(),
+        })?;
     let status = response.status().as_u16();
     let text = response.body_mut().read_to_string().unwrap_or_default();
     if status != 200 {
@@ -222,12 +221,7 @@ fn post(
     body: Option<&serde_json::Value>,
     timeout: Duration,
 ) -> Result<String, WindowError> {
-    let agent: ureq::Agent = ureq::Agent::config_builder()
-        .timeout_global(Some(timeout))
-        .http_status_as_error(false)
-        .build()
-        .into();
-    let request = agent.post(url);
+    let request = agent(timeout).post(url);
     let answer = match body {
         Some(body) => request.send_json(body),
         None => request.send_empty(),

@@ -4,9 +4,10 @@
 //! launch call (correlation) sits inside a CPU op matched by an `[[op]]` rule of the
 //! category table (see [`launching_ops`](super::launching_ops)) takes that rule's category;
 //! every other event takes the category of its name (see
-//! [`kernel_categories`](super::kernel_categories)). Graph replays' kernels are always
-//! categorised by name: their launch call is the graph launch, whose enclosing op did not
-//! launch them. Memcpy and memset events keep the memory category.
+//! [`kernel_categories`](super::kernel_categories)). A graph replay's kernels, whose launch
+//! call is the graph launch (its enclosing op did not launch them), take the category the
+//! ops that captured their name agree on, where a capture is at hand; else their name's.
+//! Memcpy and memset events keep the memory category.
 //! Why it matters: MIOpen and cuDNN run transposes and GEMM kernels for a convolution;
 //! by name they read as elementwise and GEMM work, by launching op they are convolution,
 //! as TraceLens counts them.
@@ -53,19 +54,6 @@ impl DecidedBy {
         DecidedBy::NoLaunchingOp,
         DecidedBy::OpWithoutRule,
     ];
-
-    /// Lower-case name, as in JSON output.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            DecidedBy::LaunchingOp => "launching_op",
-            DecidedBy::CapturingOp => "capturing_op",
-            DecidedBy::MemoryEvent => "memcpy_memset",
-            DecidedBy::GraphReplay => "graph_replay",
-            DecidedBy::NoLaunchCall => "no_launch_call",
-            DecidedBy::NoLaunchingOp => "no_launching_op",
-            DecidedBy::OpWithoutRule => "op_without_rule",
-        }
-    }
 
     /// Its position in [`DecidedBy::ALL`].
     pub fn index(self) -> usize {
@@ -130,13 +118,17 @@ pub fn categorize_events(trace: &Trace, inputs: EventCategoryInputs<'_>) -> Even
     let mut result = EventCategories::by_name(trace, inputs.names);
     let mut op_category: Vec<Option<Option<CategoryId>>> = vec![None; trace.names.len()];
     let captured = captured_categories(inputs.table, inputs.captures);
+    // Per kernel name, once: the category its captures give.
+    let mut capture_category: Vec<Option<Option<CategoryId>>> = vec![None; trace.names.len()];
     for row in 0..trace.gpu.len() {
         let op = match launching_op(trace, inputs, row) {
             Ok(op) => op,
             Err(DecidedBy::GraphReplay) => {
-                let by_capture = captured.get(trace.name(trace.gpu.name[row]));
+                let name = trace.gpu.name[row];
+                let by_capture = *capture_category[name.index()]
+                    .get_or_insert_with(|| captured.get(trace.name(name)).copied());
                 result.decided_by[row] = match by_capture {
-                    Some(&category) => {
+                    Some(category) => {
                         result.category[row] = category;
                         DecidedBy::CapturingOp
                     }

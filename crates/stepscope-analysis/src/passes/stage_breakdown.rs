@@ -381,16 +381,13 @@ pub fn add_missing_work(breakdown: &mut StageBreakdown, replays: &[Replay], step
             (None, AssignmentMethod::ReplaysAsDecode) => StageKey::Stage(Stage::Decode),
             (None, AssignmentMethod::StepAnnotations) => StageKey::Unassigned,
         };
-        let summary = match breakdown.stages.iter().position(|s| s.stage == key) {
-            Some(index) => &mut breakdown.stages[index],
-            None => {
-                breakdown.stages.push(StageSummary::empty(key));
-                breakdown.stages.sort_by_key(|s| s.stage);
-                let index = breakdown.stages.iter().position(|s| s.stage == key);
-                &mut breakdown.stages[index.unwrap_or_default()]
-            }
-        };
-        summary.add_missing(1, replay.missing_time);
+        if !breakdown.stages.iter().any(|s| s.stage == key) {
+            breakdown.stages.push(StageSummary::empty(key));
+            breakdown.stages.sort_by_key(|s| s.stage);
+        }
+        if let Some(summary) = breakdown.stages.iter_mut().find(|s| s.stage == key) {
+            summary.add_missing(1, replay.missing_time);
+        }
     }
 }
 
@@ -417,12 +414,7 @@ impl StageSummary {
     /// Counts `replays` more unrecorded replays and their missing time.
     pub fn add_missing(&mut self, replays: u32, missing: Range<Duration>) {
         self.unrecorded_replays += replays;
-        let add = |a: Option<Duration>, b: Option<Duration>| Some(a? + b?);
-        self.missing_work = Range {
-            low: self.missing_work.low + missing.low,
-            estimate: add(self.missing_work.estimate, missing.estimate),
-            high: add(self.missing_work.high, missing.high),
-        };
+        self.missing_work = self.missing_work.plus(missing);
     }
 }
 

@@ -91,8 +91,17 @@ impl Default for CoverageTotals {
     }
 }
 
-fn add_both(a: Option<Duration>, b: Option<Duration>) -> Option<Duration> {
-    Some(a? + b?)
+impl Range<Duration> {
+    /// The range of a sum: bounds and estimates add; an unknown estimate or an unbounded
+    /// upper end stays so.
+    pub fn plus(self, other: Range<Duration>) -> Range<Duration> {
+        let add_both = |a: Option<Duration>, b: Option<Duration>| Some(a? + b?);
+        Range {
+            low: self.low + other.low,
+            estimate: add_both(self.estimate, other.estimate),
+            high: add_both(self.high, other.high),
+        }
+    }
 }
 
 /// One counter of [`CoverageTotals`], as reports name it.
@@ -258,11 +267,7 @@ impl CoverageTotals {
         self.expected_nodes_high += other.expected_nodes_high;
         self.unbounded_replays += other.unbounded_replays;
         self.recorded_time = self.recorded_time + other.recorded_time;
-        self.missing_time = Range {
-            low: self.missing_time.low + other.missing_time.low,
-            estimate: add_both(self.missing_time.estimate, other.missing_time.estimate),
-            high: add_both(self.missing_time.high, other.missing_time.high),
-        };
+        self.missing_time = self.missing_time.plus(other.missing_time);
     }
 
     /// Makes the trace's idle-time bound (a hard bound) the missing time's upper bound, in
