@@ -20,6 +20,8 @@ pub(crate) struct RequestContext<'a, C> {
     pub(crate) timeout: StdDuration,
     pub(crate) output_len: usize,
     pub(crate) cancel: &'a Cancel,
+    /// Token chunks streamed by every request so far (live, for step counting).
+    pub(crate) streamed: &'a std::sync::atomic::AtomicU64,
 }
 
 /// Tells every request in flight to end at once, keeping what it streamed so far.
@@ -84,7 +86,12 @@ async fn stream<C: Clock>(
     // Body bytes that came with the head arrived when the head did.
     let mut arrived = context.clock.now();
     loop {
-        if feed_buffered(&mut connection, &mut decoder, recorder, arrived)? {
+        let chunks = recorder.token_chunks();
+        let ended = feed_buffered(&mut connection, &mut decoder, recorder, arrived);
+        context
+            .streamed
+            .fetch_add(recorder.token_chunks() - chunks, Ordering::Relaxed);
+        if ended? {
             recorder.finish(arrived)?;
             if head.keep_alive {
                 context.client.release(connection);

@@ -26,6 +26,7 @@ pub struct BenchProgress {
     completed: AtomicU64,
     failed: AtomicU64,
     output_tokens: AtomicU64,
+    streamed_chunks: AtomicU64,
     warming_up: AtomicBool,
 }
 
@@ -49,6 +50,12 @@ impl BenchProgress {
     /// Output tokens of completed requests in the current phase.
     pub fn output_tokens(&self) -> u64 {
         self.output_tokens.load(Ordering::Relaxed)
+    }
+    /// Token chunks streamed by every request of the run so far, finished or not, the test
+    /// request and warmup included (never reset). Under steady load at concurrency `c`, a
+    /// server's engine steps grow by about this count's growth divided by `c`.
+    pub fn streamed_chunks(&self) -> u64 {
+        self.streamed_chunks.load(Ordering::Relaxed)
     }
     /// Whether the warmup is running.
     pub fn is_warming_up(&self) -> bool {
@@ -119,6 +126,7 @@ pub async fn run_benchmark<C: Clock>(
         timeout: options.timeout,
         output_len: options.output_len,
         cancel: &cancel,
+        streamed: &progress.streamed_chunks,
     };
     let mut stop = pin!(stop);
     if options.initial_test && initial_test(&context, options, stop.as_mut()).await? {
@@ -226,7 +234,8 @@ async fn run_phase<C: Clock, S: Future<Output = ()>>(
     progress: &BenchProgress,
 ) -> PhaseOutcome {
     let mut in_flight = FuturesUnordered::new();
-    let mut records = Vec::with_capacity(phase.count());
+    // Capped: a run until stopped asks for a huge count.
+    let mut records = Vec::with_capacity(phase.count().min(1 << 16));
     let stopped = loop {
         let wait = loop {
             match phase.next(in_flight.len(), context.clock.now()) {

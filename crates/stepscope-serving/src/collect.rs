@@ -41,6 +41,8 @@ pub struct CollectOptions {
     pub settle: Duration,
     /// Pause between looks.
     pub poll: Duration,
+    /// The files a window must leave before it counts as collected.
+    pub expected: Expected,
 }
 
 impl Default for CollectOptions {
@@ -49,8 +51,49 @@ impl Default for CollectOptions {
             timeout: Duration::from_secs(600),
             settle: Duration::from_secs(2),
             poll: Duration::from_millis(200),
+            expected: Expected::default(),
         }
     }
+}
+
+/// The rank files a window must leave: one per rank (per stage for SGLang's `by_stage`),
+/// not counting vLLM's front-end trace. Ranks 0 (default): any one file will do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Expected {
+    /// Ranks of the server (tensor × pipeline × data parallel).
+    pub ranks: u32,
+    /// One file per stage (`-EXTEND` and `-DECODE`) per rank.
+    pub by_stage: bool,
+}
+
+impl Expected {
+    /// What is still missing among `files`, if anything.
+    pub fn missing(&self, files: &[PathBuf]) -> Option<String> {
+        let ranks = files.iter().filter(|p| is_rank_trace(p)).count();
+        let stage = |tag: &str| {
+            files
+                .iter()
+                .filter(|p| p.to_string_lossy().contains(tag))
+                .count()
+        };
+        let want = self.ranks as usize;
+        if self.by_stage {
+            let (extend, decode) = (stage("-EXTEND"), stage("-DECODE"));
+            if extend < want.max(1) || decode < want.max(1) {
+                return Some(format!(
+                    "{extend} -EXTEND and {decode} -DECODE file(s) of {} rank(s)",
+                    want.max(1)
+                ));
+            }
+            return None;
+        }
+        (ranks < want).then(|| format!("{ranks} of {want} rank files"))
+    }
+}
+
+/// Whether a trace file is a rank's (vLLM's front-end `async_llm` trace is not).
+pub fn is_rank_trace(path: &Path) -> bool {
+    !path.to_string_lossy().contains(".async_llm.")
 }
 
 /// A trace moved into the run directory.
@@ -80,6 +123,8 @@ pub struct Collected {
     pub traces: Vec<CollectedTrace>,
     /// Files that were still incomplete at the timeout.
     pub incomplete: Vec<IncompleteTrace>,
+    /// Rank or stage files that never appeared (what was found, of what was expected).
+    pub missing: Option<String>,
 }
 
 /// Why nothing could be collected.
@@ -139,8 +184,11 @@ pub fn collect_traces(
             }
         }
         let timed_out = started.elapsed() >= options.timeout;
-        if !new.is_empty() && (waiting.is_empty() || timed_out) {
-            return finish(&new, &waiting, dest);
+        let missing = options.expected.missing(&new);
+        if !new.is_empty() && ((waiting.is_empty() && missing.is_none()) || timed_out) {
+            let mut collected = finish(&new, &waiting, dest)?;
+            collected.missing = missing;
+            return Ok(collected);
         }
         if timed_out {
             return Err(CollectError::NoTrace {
@@ -150,8 +198,9 @@ pub fn collect_traces(
                 hint: trace_dir_hint(framework),
             });
         }
+        let expecting = missing.map(|m| format!("; so far {m}")).unwrap_or_default();
         progress(&format!(
-            "waiting for traces in {}: {} file(s), {} still being written ({} s)",
+            "waiting for traces in {}: {} file(s), {} still being written{expecting} ({} s)",
             dir.display(),
             new.len(),
             waiting.len(),

@@ -150,6 +150,43 @@ pub enum ProfileWindow {
     SingleStep,
 }
 
+impl ProfileWindow {
+    /// The window as `--window` writes it: `steps:128`, `by-stage:4`, `single-step`.
+    pub fn spec(self) -> String {
+        match self {
+            ProfileWindow::Steps(n) => format!("steps:{n}"),
+            ProfileWindow::ByStage(n) => format!("by-stage:{n}"),
+            ProfileWindow::SingleStep => "single-step".to_owned(),
+        }
+    }
+
+    /// Reads a `--window` value (`steps:N`, `by-stage:N`, `single-step`; `_` for `-` too).
+    pub fn from_spec(text: &str) -> Result<Self, String> {
+        let text = text.trim().replace('_', "-");
+        if text == "single-step" {
+            return Ok(ProfileWindow::SingleStep);
+        }
+        let (kind, count) = text.split_once(':').ok_or_else(|| spec_error(&text))?;
+        let steps = count
+            .trim()
+            .parse::<u32>()
+            .ok()
+            .filter(|n| *n > 0)
+            .ok_or_else(|| spec_error(&text))?;
+        match kind.trim() {
+            "steps" => Ok(ProfileWindow::Steps(steps)),
+            "by-stage" => Ok(ProfileWindow::ByStage(steps)),
+            _ => Err(spec_error(&text)),
+        }
+    }
+}
+
+fn spec_error(text: &str) -> String {
+    format!(
+        "`{text}` is not a window\nhint: steps:N (N consecutive steps), by-stage:N (N of each stage, SGLang), or single-step; N at least 1"
+    )
+}
+
 /// One server run, as a config file describes it.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -182,6 +219,42 @@ pub struct ServingConfig {
     pub windows: Vec<ProfileWindow>,
     /// Where stepscope writes this run's results.
     pub output_dir: PathBuf,
+}
+
+impl ServingConfig {
+    /// The server's ranks, each writing its own trace: tensor × pipeline × data parallel
+    /// sizes from the launch arguments (`--tp-size 8`, `--tensor-parallel-size=8`, `-tp 8`,
+    /// and the `pp`/`dp` forms of each framework); 1 when none is given.
+    pub fn parallel_ranks(&self) -> u32 {
+        const FLAGS: [&[&str]; 3] = [
+            &["--tp-size", "--tp", "--tensor-parallel-size", "-tp"],
+            &["--pp-size", "--pp", "--pipeline-parallel-size", "-pp"],
+            &["--dp-size", "--dp", "--data-parallel-size", "-dp"],
+        ];
+        FLAGS
+            .iter()
+            .map(|names| flag_value(&self.server.args, names).unwrap_or(1).max(1))
+            .product()
+    }
+}
+
+/// The number after the last of `names` in `args` (`--name N` or `--name=N`).
+fn flag_value(args: &[String], names: &[&str]) -> Option<u32> {
+    let mut found = None;
+    for (at, arg) in args.iter().enumerate() {
+        let (name, inline) = match arg.split_once('=') {
+            Some((name, value)) => (name, Some(value)),
+            None => (arg.as_str(), None),
+        };
+        if !names.contains(&name) {
+            continue;
+        }
+        let value = inline.or_else(|| args.get(at + 1).map(String::as_str));
+        if let Some(number) = value.and_then(|v| v.trim().parse::<u32>().ok()) {
+            found = Some(number);
+        }
+    }
+    found
 }
 
 /// A config read from a file, with the lines its keys sit on.

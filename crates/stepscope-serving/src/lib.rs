@@ -59,6 +59,7 @@ pub mod detect;
 mod error;
 pub mod fingerprint;
 pub mod launch;
+pub mod profile;
 pub mod render;
 pub mod server;
 pub mod windows;

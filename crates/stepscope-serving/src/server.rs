@@ -142,6 +142,17 @@ pub enum StopOutcome {
     Killed,
 }
 
+impl StopOutcome {
+    /// `already-gone`, `terminated` or `killed`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StopOutcome::AlreadyGone => "already-gone",
+            StopOutcome::Terminated => "terminated",
+            StopOutcome::Killed => "killed",
+        }
+    }
+}
+
 /// A running server: the leader of its own process group.
 #[derive(Debug)]
 pub struct ManagedServer {
@@ -277,6 +288,13 @@ impl ManagedServer {
             log: self.log_path.display().to_string(),
             tail: self.log_tail(LOG_TAIL_LINES),
         })
+    }
+
+    /// Leaves the server running when this handle goes (`--keep-server`); returns its
+    /// process group, which `kill -TERM -- -PGID` stops.
+    pub fn keep_running(mut self) -> i32 {
+        self.stopped = true;
+        self.group.as_raw()
     }
 
     /// Whether any process of the group is still alive (zombies of the leader aside).

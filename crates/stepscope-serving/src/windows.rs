@@ -76,32 +76,64 @@ pub enum WindowError {
     },
 }
 
-/// Opens a window. SGLang gets the window's steps and the trace folder; vLLM and ATOM
-/// record until [`stop_window`].
+/// Opens a window. SGLang gets the window's steps and the trace folder and closes it by
+/// itself; vLLM gets the steps as its own limit (`max_iterations`, which versions from 0.11
+/// on honour and older ones ignore) and, like ATOM, records until [`stop_window`].
 pub fn start_window(
     endpoint: &ProfileEndpoint,
     window: ProfileWindow,
 ) -> Result<WindowEnd, WindowError> {
     let url = format!("{}/start_profile", endpoint.base_url.trim_end_matches('/'));
-    match endpoint.framework {
-        Framework::Sglang => {
-            let body = sglang_body(window, &endpoint.trace_dir);
-            post(
-                endpoint.framework,
-                &url,
-                Some(&body),
-                Duration::from_secs(60),
-            )?;
-            Ok(WindowEnd::BySteps)
+    let (body, end) = match endpoint.framework {
+        Framework::Sglang => (
+            Some(sglang_body(window, &endpoint.trace_dir)),
+            WindowEnd::BySteps,
+        ),
+        Framework::Vllm => (
+            Some(serde_json::json!({"max_iterations": window_steps(window)})),
+            WindowEnd::ByStop,
+        ),
+        Framework::Atom => (None, WindowEnd::ByStop),
+    };
+    post(
+        endpoint.framework,
+        &url,
+        body.as_ref(),
+        Duration::from_secs(60),
+    )?;
+    Ok(end)
+}
+
+/// Opens a window with no step limit, closed by [`stop_window`] (SGLang too): the profiled
+/// phases of a throughput comparison.
+pub fn start_open_window(endpoint: &ProfileEndpoint) -> Result<(), WindowError> {
+    let url = format!("{}/start_profile", endpoint.base_url.trim_end_matches('/'));
+    let body = (endpoint.framework == Framework::Sglang).then(|| {
+        let mut body = sglang_body(ProfileWindow::Steps(1), &endpoint.trace_dir);
+        if let Some(fields) = body.as_object_mut() {
+            fields.remove("num_steps");
         }
-        Framework::Vllm | Framework::Atom => {
-            post(endpoint.framework, &url, None, Duration::from_secs(60))?;
-            Ok(WindowEnd::ByStop)
-        }
+        body
+    });
+    post(
+        endpoint.framework,
+        &url,
+        body.as_ref(),
+        Duration::from_secs(60),
+    )?;
+    Ok(())
+}
+
+/// The steps a window asks for (`single_step`: 1; `by_stage: N`: N of each stage).
+pub fn window_steps(window: ProfileWindow) -> u32 {
+    match window {
+        ProfileWindow::Steps(n) | ProfileWindow::ByStage(n) => n,
+        ProfileWindow::SingleStep => 1,
     }
 }
 
-/// Closes a vLLM or ATOM window; blocks while the server writes the trace, up to `timeout`.
+/// Closes a window (`/stop_profile`); vLLM and ATOM block while they write the trace, up to
+/// `timeout`.
 pub fn stop_window(
     endpoint: &ProfileEndpoint,
     timeout: Duration,

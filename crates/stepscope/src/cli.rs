@@ -1,6 +1,6 @@
 //! Command-line arguments. Doc comments are the help text.
 
-use crate::commands::{AnalyzeArgs, BenchArgs, ConfigArgs, DemoArgs, EnvArgs};
+use crate::commands::{AnalyzeArgs, BenchArgs, ConfigArgs, DemoArgs, EnvArgs, ProfileArgs};
 use clap::{Parser, Subcommand, ValueEnum};
 
 /// Check that every CUDA/HIP graph replay was recorded, and read LLM-serving profiles fast.
@@ -96,6 +96,30 @@ pub enum Command {
     ///   stepscope bench --model M --json - > run.json     # JSON on stdout, the table on stderr
     #[command(verbatim_doc_comment)]
     Bench(BenchArgs),
+    /// Profile a live server end to end: boot it from a profile config (or attach with
+    /// --url), load it steadily at the config's concurrency, record each profile window
+    /// through the framework's HTTP API, collect the traces, check every replay and break
+    /// them down per stage (as `analyze`), and measure throughput with the profiler off and
+    /// on (and on a --baseline server). Every server it starts is stopped (SIGTERM, then
+    /// SIGKILL of its process group) on success, error, Ctrl-C or SIGTERM.
+    ///
+    /// Writes a run directory (results.json, schema in docs/profile-results.md; report.txt;
+    /// the config; server.log; windows/N-SPEC/ with the traces and their analysis; bench/
+    /// with every load phase).
+    ///
+    /// Exit codes: 0 done; 2 a bad config or flag, or an attach refused (fingerprint
+    /// unknown or different); 3 a window's verdict fails --fail-on-incomplete/--strict;
+    /// 4 a phase failed (server, window, trace files, load: results.json says which);
+    /// 130/143 stopped by SIGINT/SIGTERM (what was done is kept).
+    ///
+    /// EXAMPLES:
+    ///   stepscope profile configs/profile_vllm.yaml
+    ///   stepscope profile configs/profile_vllm.yaml --url http://HOST:8000   # attach
+    ///   stepscope profile configs/profile_sglang.yaml --window steps:128 --window by-stage:4 --window single-step
+    ///   stepscope profile configs/profile_vllm.yaml --baseline configs/baseline_vllm.yaml
+    ///   stepscope profile configs/profile_vllm.yaml --fail-on-incomplete --phases 0
+    #[command(verbatim_doc_comment)]
+    Profile(ProfileArgs),
 }
 
 /// When to colour the terminal report.

@@ -20,6 +20,10 @@ pub enum Outcome {
     VerdictFailed,
     /// Stopped by Ctrl-C after writing what was measured (130, as shells report SIGINT).
     Interrupted,
+    /// Stopped by this signal after writing what was done (128 + signal, as shells report).
+    Signalled(i32),
+    /// `profile`: a phase failed (server, window, collection, load); results.json says which (4).
+    RunFailed,
 }
 
 fn main() -> ExitCode {
@@ -29,6 +33,8 @@ fn main() -> ExitCode {
         Ok(Outcome::InputError) => ExitCode::from(2),
         Ok(Outcome::VerdictFailed) => ExitCode::from(3),
         Ok(Outcome::Interrupted) => ExitCode::from(130),
+        Ok(Outcome::Signalled(signal)) => ExitCode::from(u8::try_from(128 + signal).unwrap_or(130)),
+        Ok(Outcome::RunFailed) => ExitCode::from(4),
         Err(error) if output::is_broken_pipe(&error) => ExitCode::SUCCESS,
         Err(error) => {
             output::print_error(&error);

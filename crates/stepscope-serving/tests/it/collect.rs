@@ -25,6 +25,7 @@ fn quick() -> CollectOptions {
         timeout: Duration::from_secs(20),
         settle: Duration::from_millis(400),
         poll: Duration::from_millis(50),
+        ..CollectOptions::default()
     }
 }
 

@@ -7,6 +7,7 @@ mod config;
 mod demo;
 mod env;
 mod inputs;
+mod profile;
 mod progress;
 
 pub use analyze::AnalyzeArgs;
@@ -14,6 +15,7 @@ pub use bench::BenchArgs;
 pub use config::ConfigArgs;
 pub use demo::DemoArgs;
 pub use env::EnvArgs;
+pub use profile::ProfileArgs;
 
 use crate::Outcome;
 use crate::cli::{Cli, Command};
@@ -26,5 +28,6 @@ pub fn run(cli: Cli) -> anyhow::Result<Outcome> {
         Command::Env(args) => env::run(args),
         Command::Config(args) => config::run(args),
         Command::Bench(args) => bench::run(args),
+        Command::Profile(args) => profile::run(args),
     }
 }

@@ -1,0 +1,338 @@
+//! The server a run's phases go to: booted from a config (refused when its port already
+//! answers, so an earlier run's server is never measured by mistake) or attached to by URL
+//! (refused unless its fingerprint is known to equal the config's).
+
+use super::record::ServerRecord;
+use super::rundir::{BootedServer, RunDir, runs_serving};
+use super::{Interrupt, ProfileError, ProfilePlan, ServerSource};
+use crate::config::{ConfigFile, Framework, ServingConfig};
+use crate::fingerprint::{Fingerprint, may_reuse};
+use crate::launch::{LaunchPlan, default_port};
+use crate::server::{ManagedServer, ReadyCheck, ServerLaunch, agent, group_alive};
+use crate::windows::enable_hint;
+use nix::unistd::Pid;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// A server the run uses.
+#[derive(Debug)]
+pub(super) struct Session {
+    managed: Option<ManagedServer>,
+    /// Base URL.
+    pub url: String,
+    /// The model it serves.
+    pub model: String,
+    /// What the record says about it.
+    pub record: ServerRecord,
+    fingerprint: Fingerprint,
+    baseline: bool,
+}
+
+impl Session {
+    /// The windows' server: booted, or attached to.
+    pub fn open(
+        plan: &ProfilePlan,
+        run: &RunDir,
+        interrupt: &Interrupt,
+        progress: &mut dyn FnMut(&str),
+    ) -> Result<Self, ProfileError> {
+        let session = match &plan.server {
+            ServerSource::Boot => {
+                Session::boot(&plan.config, "server", plan, run, interrupt, progress)?
+            }
+            ServerSource::Attach { url, fingerprint } => {
+                run.phase("attach")?;
+                let wanted = Fingerprint::of(&plan.config.config);
+                may_reuse(fingerprint, &wanted)
+                    .map_err(|e| ProfileError::Refused(e.to_string()))?;
+                progress(&format!("attaching to {url}"));
+                let model = first_model(url)?;
+                Session {
+                    managed: None,
+                    url: url.clone(),
+                    model: model.clone(),
+                    record: ServerRecord {
+                        mode: "attached",
+                        url: url.clone(),
+                        fingerprint: fingerprint.to_string(),
+                        served_model: Some(model),
+                        log: None,
+                        process_group: None,
+                        ready_s: None,
+                        stop: None,
+                    },
+                    fingerprint: fingerprint.clone(),
+                    baseline: false,
+                }
+            }
+        };
+        let record = session.record.clone();
+        run.update(|r| r.server = Some(record))?;
+        Ok(session)
+    }
+
+    /// Boots `file`'s server, logging to `RUN/<name>.log`, and waits for a completion.
+    pub fn boot(
+        file: &ConfigFile,
+        name: &str,
+        plan: &ProfilePlan,
+        run: &RunDir,
+        interrupt: &Interrupt,
+        progress: &mut dyn FnMut(&str),
+    ) -> Result<Self, ProfileError> {
+        let config = &file.config;
+        let url = local_url(config);
+        run.phase(&format!("boot {name}"))?;
+        if let Some(answer) = answers(&url) {
+            return Err(ProfileError::Refused(format!(
+                "Something already answers at {url} ({answer}): stepscope boots its own server there\nhint: stop it first; if a run of this config left it running (--keep-server), attach with `stepscope profile {} --url {url}`",
+                file.path.display()
+            )));
+        }
+        let launch_plan = LaunchPlan::from_config(config);
+        let log = run.path(&format!("{name}.log"));
+        progress(&format!(
+            "booting the {} server: {}",
+            config.framework,
+            launch_plan.argv.join(" ")
+        ));
+        let mut server = ManagedServer::start(&ServerLaunch::from_plan(&launch_plan, &log))?;
+        let group = server.group_id();
+        interrupt.guard(group);
+        let fingerprint = Fingerprint::of(config);
+        let baseline = name != "server";
+        if !baseline {
+            write_server_json(run, &url, &fingerprint, group, false)?;
+        }
+        let mut record = ServerRecord {
+            mode: "booted",
+            url: url.clone(),
+            fingerprint: fingerprint.to_string(),
+            served_model: None,
+            log: Some(run.relative(&log)),
+            process_group: Some(group),
+            ready_s: None,
+            stop: Some("running".to_owned()),
+        };
+        progress(&format!(
+            "waiting for the server at {url} (log {})",
+            log.display()
+        ));
+        let ready = wait_ready(&mut server, &url, plan.timeouts.ready, interrupt)?;
+        record.served_model = Some(ready.1.clone());
+        record.ready_s = Some(ready.0.as_secs_f64());
+        progress(&format!(
+            "server ready in {:.1} s, serving {}",
+            ready.0.as_secs_f64(),
+            ready.1
+        ));
+        Ok(Session {
+            managed: Some(server),
+            url,
+            model: ready.1,
+            record,
+            fingerprint,
+            baseline,
+        })
+    }
+
+    /// Stops a booted server (or leaves it running with `keep`) and records how.
+    pub fn close(
+        &mut self,
+        run: &RunDir,
+        keep: bool,
+        interrupt: &Interrupt,
+    ) -> Result<(), ProfileError> {
+        let Some(server) = self.managed.take() else {
+            return Ok(());
+        };
+        let group = server.group_id();
+        let outcome = if keep {
+            server.keep_running();
+            write_server_json(run, &self.url, &self.fingerprint, group, true)?;
+            "kept".to_owned()
+        } else {
+            run.phase("stop server")?;
+            let mut server = server;
+            let outcome = server.stop(Duration::from_secs(30));
+            interrupt.release(group);
+            outcome.as_str().to_owned()
+        };
+        self.record.stop = Some(outcome);
+        let record = self.record.clone();
+        let baseline = self.baseline;
+        run.update(|r| {
+            if baseline {
+                r.baseline_server = Some(record);
+            } else {
+                r.server = Some(record);
+            }
+        })?;
+        Ok(())
+    }
+}
+
+/// Health, then the served model, then one completion; a signal ends it as interrupted.
+fn wait_ready(
+    server: &mut ManagedServer,
+    url: &str,
+    timeout: Duration,
+    interrupt: &Interrupt,
+) -> Result<(Duration, String), ProfileError> {
+    let interrupted = |error: crate::server::ServerError| {
+        if interrupt.requested() {
+            ProfileError::Interrupted
+        } else {
+            ProfileError::Server(error)
+        }
+    };
+    let mut check = ReadyCheck {
+        base_url: url.to_owned(),
+        health_path: "/health".to_owned(),
+        model: None,
+        timeout,
+        poll: Duration::from_millis(500),
+    };
+    let took = server.wait_ready(&check).map_err(interrupted)?;
+    let model = first_model(url)?;
+    check.model = Some(model.clone());
+    let probe = server.wait_ready(&check).map_err(interrupted)?;
+    Ok((took + probe, model))
+}
+
+/// `http://HOST:PORT` of a config's server, on loopback when it listens on every address.
+fn local_url(config: &ServingConfig) -> String {
+    let port = config
+        .server
+        .port
+        .unwrap_or_else(|| default_port(config.framework));
+    let host = match config.server.host.as_deref() {
+        None | Some("0.0.0.0") | Some("::") | Some("[::]") => "127.0.0.1",
+        Some(host) => host,
+    };
+    format!("http://{host}:{port}")
+}
+
+/// What answers at `url`, if anything does.
+fn answers(url: &str) -> Option<String> {
+    let health = format!("{url}/health");
+    match agent(Duration::from_secs(3)).get(&health).call() {
+        Ok(response) => Some(format!("{health} answered {}", response.status())),
+        Err(ureq::Error::Io(_)) | Err(ureq::Error::ConnectionFailed) => None,
+        Err(ureq::Error::HostNotFound) => None,
+        Err(error) => Some(error.to_string()),
+    }
+}
+
+/// The first model of `GET /v1/models`.
+fn first_model(url: &str) -> Result<String, ProfileError> {
+    let models = format!("{}/v1/models", url.trim_end_matches('/'));
+    let failed = |why: String| {
+        ProfileError::Refused(format!(
+            "Could not learn the served model from {models}: {why}\nhint: is this an OpenAI-compatible server (vLLM, SGLang, ATOM)?"
+        ))
+    };
+    let mut response = agent(Duration::from_secs(30))
+        .get(&models)
+        .call()
+        .map_err(|e| failed(e.to_string()))?;
+    let status = response.status().as_u16();
+    let text = response.body_mut().read_to_string().unwrap_or_default();
+    if status != 200 {
+        return Err(failed(format!("answered {status}")));
+    }
+    serde_json::from_str::<serde_json::Value>(&text)
+        .ok()
+        .and_then(|v| v["data"][0]["id"].as_str().map(str::to_owned))
+        .ok_or_else(|| failed("no model in its answer".to_owned()))
+}
+
+fn write_server_json(
+    run: &RunDir,
+    url: &str,
+    fingerprint: &Fingerprint,
+    group: i32,
+    kept_running: bool,
+) -> Result<(), ProfileError> {
+    let server = BootedServer {
+        url: url.to_owned(),
+        fingerprint: fingerprint.to_string(),
+        process_group: group,
+        kept_running,
+    };
+    run.write_json("server.json", &server)?;
+    Ok(())
+}
+
+/// The fingerprint of the server at `url`: `given` (a fingerprint, a run directory, or a
+/// file holding one), else the newest run under `output_dir` that booted a server there and
+/// left it running. Without either, attaching is refused: nothing says how it was booted.
+pub fn attach_fingerprint(
+    url: &str,
+    given: Option<&str>,
+    output_dir: &Path,
+    config_path: &Path,
+) -> Result<Fingerprint, String> {
+    if let Some(given) = given {
+        if let Some(fingerprint) = Fingerprint::parse(given) {
+            return Ok(fingerprint);
+        }
+        let path = PathBuf::from(given);
+        let found = if path.is_dir() {
+            BootedServer::read(&path).and_then(|s| s.fingerprint())
+        } else {
+            std::fs::read_to_string(&path)
+                .ok()
+                .and_then(|t| Fingerprint::parse(&t))
+        };
+        return found.ok_or_else(|| {
+            format!("`{given}` is neither a fingerprint (sha256:…), a run directory with a server.json, nor a file holding a fingerprint")
+        });
+    }
+    let live = runs_serving(output_dir, url)
+        .into_iter()
+        .find(|(_, server)| group_alive(Pid::from_raw(server.process_group)));
+    match live.and_then(|(_, server)| server.fingerprint()) {
+        Some(fingerprint) => Ok(fingerprint),
+        None => Err(format!(
+            "Nothing says how the server at {url} was booted, so it may run without the profile switches (a baseline server records 1 replay in 127)\nhint: attach to a server a run of this config left running (--keep-server; its run directory is found under {}), or pass --fingerprint with its run directory or the value `stepscope config fingerprint {}` printed for the command that started it",
+            output_dir.display(),
+            config_path.display()
+        )),
+    }
+}
+
+/// Where the config's server writes profile traces; an error with the fix when its
+/// profiler is not enabled.
+pub fn profiler_dir(config: &ServingConfig) -> Result<PathBuf, String> {
+    let from_arg = |flag: &str| -> Option<String> {
+        let args = &config.server.args;
+        args.iter().enumerate().find_map(|(at, arg)| {
+            if arg == flag {
+                args.get(at + 1).cloned()
+            } else {
+                arg.strip_prefix(&format!("{flag}=")).map(str::to_owned)
+            }
+        })
+    };
+    let env = |name: &str| config.envs.get(name).cloned();
+    let found = match config.framework {
+        Framework::Sglang => {
+            Some(env("SGLANG_TORCH_PROFILER_DIR").unwrap_or_else(|| "/tmp".to_owned()))
+        }
+        Framework::Vllm => from_arg("--profiler-config")
+            .and_then(|json| serde_json::from_str::<serde_json::Value>(&json).ok())
+            .and_then(|v| v["torch_profiler_dir"].as_str().map(str::to_owned))
+            .or_else(|| env("VLLM_TORCH_PROFILER_DIR")),
+        Framework::Atom => {
+            from_arg("--torch-profiler-dir").or_else(|| env("ATOM_TORCH_PROFILER_DIR"))
+        }
+    };
+    found.map(PathBuf::from).ok_or_else(|| {
+        format!(
+            "The config does not enable {}'s profiler, so it has no profile windows\nhint: {}",
+            config.framework,
+            enable_hint(config.framework)
+        )
+    })
+}

@@ -1,0 +1,52 @@
+//! The progress of a profile run on stderr: one updating line on a terminal, else a line
+//! per change of phase (what a CI log, or a test waiting for a phase, reads).
+
+use indicatif::{ProgressBar, ProgressStyle};
+use std::io::IsTerminal;
+use std::time::Duration;
+
+/// Phase and wait messages, shown as the terminal allows.
+pub struct PhaseLines {
+    bar: Option<ProgressBar>,
+    last: String,
+}
+
+impl PhaseLines {
+    /// A spinner when `enabled` and stderr is a terminal, else plain lines.
+    pub fn new(enabled: bool) -> Self {
+        let bar = (enabled && std::io::stderr().is_terminal()).then(|| {
+            let bar = ProgressBar::new_spinner();
+            bar.set_style(
+                ProgressStyle::with_template("{spinner} [{elapsed}] {msg}")
+                    .unwrap_or_else(|_| ProgressStyle::default_spinner()),
+            );
+            bar.enable_steady_tick(Duration::from_millis(200));
+            bar
+        });
+        PhaseLines {
+            bar,
+            last: String::new(),
+        }
+    }
+
+    /// Shows `text`; as a line only when it says something new (its words, numbers aside).
+    #[allow(clippy::print_stderr)]
+    pub fn say(&mut self, text: &str) {
+        if let Some(bar) = &self.bar {
+            bar.set_message(text.to_owned());
+            return;
+        }
+        let words: String = text.chars().filter(|c| !c.is_ascii_digit()).collect();
+        if words != self.last {
+            eprintln!("stepscope profile: {text}");
+            self.last = words;
+        }
+    }
+
+    /// Removes the spinner.
+    pub fn finish(&mut self) {
+        if let Some(bar) = self.bar.take() {
+            bar.finish_and_clear();
+        }
+    }
+}
