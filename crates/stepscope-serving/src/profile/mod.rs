@@ -60,6 +60,8 @@ pub struct Timeouts {
     pub steady: Duration,
     /// SIGTERM to SIGKILL when stopping a server.
     pub stop_grace: Duration,
+    /// How long a trace file's size must hold still to count as written.
+    pub settle: Duration,
 }
 
 impl Default for Timeouts {
@@ -69,6 +71,7 @@ impl Default for Timeouts {
             window: Duration::from_secs(1200),
             steady: Duration::from_secs(600),
             stop_grace: Duration::from_secs(30),
+            settle: Duration::from_secs(2),
         }
     }
 }

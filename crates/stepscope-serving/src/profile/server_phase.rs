@@ -26,6 +26,7 @@ pub(super) struct Session {
     pub record: ServerRecord,
     fingerprint: Fingerprint,
     baseline: bool,
+    grace: Duration,
 }
 
 impl Session {
@@ -63,6 +64,7 @@ impl Session {
                     },
                     fingerprint: fingerprint.clone(),
                     baseline: false,
+                    grace: plan.timeouts.stop_grace,
                 }
             }
         };
@@ -133,6 +135,7 @@ impl Session {
             record,
             fingerprint,
             baseline,
+            grace: plan.timeouts.stop_grace,
         })
     }
 
@@ -154,7 +157,7 @@ impl Session {
         } else {
             run.phase("stop server")?;
             let mut server = server;
-            let outcome = server.stop(Duration::from_secs(30));
+            let outcome = server.stop(self.grace);
             interrupt.release(group);
             outcome.as_str().to_owned()
         };

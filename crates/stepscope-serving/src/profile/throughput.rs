@@ -40,6 +40,7 @@ pub(super) fn profile_phases(
         let dest = context.run.path(&format!("throughput/profiled-{index}"));
         let options = CollectOptions {
             timeout: context.timeouts.window,
+            settle: context.timeouts.settle,
             ..CollectOptions::default()
         };
         let collected = collect_traces(

@@ -19,6 +19,7 @@ use stepscope_serving::profile::{
 };
 use stepscope_serving::{
     ConfigFile, ConfigKind, Fingerprint, Framework, ProfileWindow, check_config, load_config,
+    may_reuse,
 };
 
 /// Arguments of `profile`.
@@ -66,6 +67,9 @@ pub struct ProfileArgs {
     /// Seconds a window may take to record its steps, close, and leave complete files.
     #[arg(long, default_value_t = 1200, value_name = "S")]
     pub window_timeout: u64,
+    /// Milliseconds a trace file's size must hold still to count as written (tests).
+    #[arg(long, default_value_t = 2000, value_name = "MS", hide = true)]
+    pub settle_ms: u64,
     /// Kernels listed per stage in each window's report.
     #[arg(long, default_value_t = 10, value_name = "N")]
     pub top: usize,
@@ -173,10 +177,18 @@ fn resolve(args: &ProfileArgs) -> anyhow::Result<ProfilePlan> {
     };
     let server = match &args.url {
         None => ServerSource::Boot,
-        Some(url) => ServerSource::Attach {
-            url: url.trim_end_matches('/').trim_end_matches("/v1").to_owned(),
-            fingerprint: fingerprint_of(url, args, &config)?,
-        },
+        Some(url) => {
+            // The OpenAI base-URL form (`…/v1`) names the same server.
+            let url = url.trim_end_matches('/').trim_end_matches("/v1").to_owned();
+            let fingerprint = fingerprint_of(&url, args, &config)?;
+            may_reuse(&fingerprint, &Fingerprint::of(&config.config)).with_context(|| {
+                format!(
+                    "The server at {url} was not booted from `{}`",
+                    config.path.display()
+                )
+            })?;
+            ServerSource::Attach { url, fingerprint }
+        }
     };
     let load = config.config.load;
     let mut bench = stepscope_load::BenchOptions::default();
@@ -194,6 +206,7 @@ fn resolve(args: &ProfileArgs) -> anyhow::Result<ProfilePlan> {
         timeouts: Timeouts {
             ready: Duration::from_secs(args.ready_timeout),
             window: Duration::from_secs(args.window_timeout),
+            settle: Duration::from_millis(args.settle_ms),
             ..Timeouts::default()
         },
         bench,
@@ -206,7 +219,7 @@ fn fingerprint_of(
     config: &ConfigFile,
 ) -> anyhow::Result<Fingerprint> {
     attach_fingerprint(
-        url.trim_end_matches('/'),
+        url,
         args.fingerprint.as_deref(),
         &config.config.output_dir,
         &config.path,
@@ -225,10 +238,10 @@ fn load_profile_config(path: &Path, kind: ConfigKind) -> anyhow::Result<ConfigFi
         );
     }
     let findings = check_config(&file);
-    if let Some(first) = findings.first() {
+    if !findings.is_empty() {
         let all: Vec<String> = findings.iter().map(ToString::to_string).collect();
         bail!(
-            "`{}` does not pass `stepscope config check` ({} finding(s)):\n{}\nhint: a {kind} run with the wrong switches measures the wrong thing; fix the config ({first})",
+            "`{}` does not pass `stepscope config check` ({} finding(s)):\n{}\nhint: a {kind} run with the wrong switches or no profiler measures the wrong thing; fix what each finding says",
             path.display(),
             findings.len(),
             all.join("\n")

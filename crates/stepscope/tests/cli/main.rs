@@ -13,6 +13,7 @@ mod flags;
 mod golden;
 mod json;
 mod multi_file;
+mod profile;
 mod schema_doc;
 mod serving;
 mod tile_trace;
