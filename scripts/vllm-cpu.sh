@@ -15,6 +15,7 @@
 #   scripts/vllm-cpu.sh model-name        # the served model name (the model folder's name)
 #   scripts/vllm-cpu.sh trace-dir         # where the server's profile windows write traces
 #   scripts/vllm-cpu.sh model-dir         # the model folder (tokenizer.json is there)
+#   scripts/vllm-cpu.sh venv              # the venv (its bin/vllm starts a server)
 #
 # Environment:
 #   STEPSCOPE_VLLM_VENV   the venv           (default ~/.cache/stepscope/vllm-venv)
@@ -361,6 +362,7 @@ case $cmd in
   model-name) served_name ;;
   trace-dir) trace_dir ;;
   model-dir) echo "$MODEL" ;;
+  venv) echo "$VENV" ;;
   log) cat "$(log_file)" ;;
   *) sed -n '2,/^set -euo/p' "$0" | sed '$d' >&2; exit 2 ;;
 esac

@@ -19,6 +19,7 @@
 mod agreement;
 mod counts;
 mod metrics;
+mod profile;
 mod runner;
 mod server;
 mod windows;

@@ -1,0 +1,268 @@
+//! `stepscope profile` end to end on the real vLLM CPU server: it boots its own vLLM from a
+//! profile config (the venv and tiny model `scripts/vllm-cpu.sh setup` made, the torch
+//! profiler on), loads it, records two windows, collects vLLM's real trace files, analyses
+//! them (vLLM steps found; a CPU trace has no replays and gets no advice) and measures
+//! throughput with the profiler off and on; then a second run attaches to the server the
+//! first left running (`--keep-server`, found by its run directory), and a config that boots
+//! another server is refused. Nothing of either server may be left behind.
+
+use crate::server;
+use serde_json::Value;
+use std::path::Path;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+fn script_output(script: &Path, command: &str) -> String {
+    let output = Command::new("bash")
+        .arg(script)
+        .arg(command)
+        .output()
+        .expect("bash runs the script");
+    String::from_utf8_lossy(&output.stdout).trim().to_owned()
+}
+
+/// A profile config for a vLLM of the script's venv on `port`, pinned where the e2e
+/// harness pins servers. The launcher is the OpenAI server module with `--model` last, so
+/// the model the plan appends is its value (the venv's `vllm` command looks for a package
+/// named `vllm`, and this one is `vllm-cpu`).
+fn config(dir: &Path, script: &Path, port: u16, envs: &str) -> std::path::PathBuf {
+    let venv = script_output(script, "venv");
+    let model = script_output(script, "model-dir");
+    let name = script_output(script, "model-name");
+    let cpus = std::env::var("STEPSCOPE_VLLM_SERVER_CPUS").unwrap_or_default();
+    let (pin, bind) = if cpus.is_empty() {
+        (String::new(), String::new())
+    } else {
+        (
+            format!("taskset, -c, \"{cpus}\", "),
+            format!("  VLLM_CPU_OMP_THREADS_BIND: \"{cpus}\"\n"),
+        )
+    };
+    let traces = dir.join("traces");
+    let text = format!(
+        r#"kind: profile
+framework: vllm
+model: {model}
+server:
+  port: {port}
+  host: 127.0.0.1
+  launcher: [{pin}{venv}/bin/python, -m, vllm.entrypoints.openai.api_server, --model]
+  args:
+    - --served-model-name
+    - {name}
+    - --max-model-len
+    - "2048"
+    - --profiler-config
+    - '{{"profiler": "torch", "torch_profiler_dir": "{traces}", "torch_profiler_with_stack": false}}'
+envs:
+  DEBUG_CLR_GRAPH_PACKET_CAPTURE: "0"
+  DEBUG_HIP_GRAPH_SEGMENT_SCHEDULING: "0"
+  DEBUG_HIP_GRAPH_CLASSIC_PATH: "1"
+  VLLM_CPU_KVCACHE_SPACE: "1"
+  HF_HUB_OFFLINE: "1"
+  TRANSFORMERS_OFFLINE: "1"
+  VLLM_NO_USAGE_STATS: "1"
+  DO_NOT_TRACK: "1"
+{bind}{envs}load: {{concurrency: 2, input_len: 32, output_len: 8, num_prompts: 4}}
+windows: [{{steps: 8}}, single_step]
+output_dir: {out}
+"#,
+        traces = traces.display(),
+        out = dir.join("results").display(),
+    );
+    let path = dir.join(if envs.is_empty() {
+        "profile.yaml"
+    } else {
+        "other.yaml"
+    });
+    std::fs::write(&path, text).expect("write the config");
+    path
+}
+
+fn stepscope(args: &[&str]) -> (Option<i32>, String, String) {
+    let output = Command::new(env!("CARGO_BIN_EXE_stepscope"))
+        .args(args)
+        .output()
+        .expect("stepscope runs");
+    let text = |bytes: &[u8]| String::from_utf8_lossy(bytes).into_owned();
+    (
+        output.status.code(),
+        text(&output.stdout),
+        text(&output.stderr),
+    )
+}
+
+fn results(run: &Path) -> Value {
+    let text = std::fs::read_to_string(run.join("results.json")).expect("results.json");
+    serde_json::from_str(&text).expect("JSON")
+}
+
+/// Live processes of a process group, from /proc.
+fn group_members(group: i64) -> Vec<String> {
+    let mut members = Vec::new();
+    for entry in std::fs::read_dir("/proc").expect("/proc").flatten() {
+        let stat = std::fs::read_to_string(entry.path().join("stat")).unwrap_or_default();
+        let Some((_, rest)) = stat.rsplit_once(')') else {
+            continue;
+        };
+        let fields: Vec<&str> = rest.split_whitespace().collect();
+        let live = !matches!(fields.first(), Some(&"Z") | Some(&"X"));
+        if live && fields.get(2) == Some(&group.to_string().as_str()) {
+            members.push(entry.file_name().to_string_lossy().into_owned());
+        }
+    }
+    members
+}
+
+#[track_caller]
+fn assert_group_gone(group: i64) {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !group_members(group).is_empty() {
+        assert!(
+            Instant::now() < deadline,
+            "left behind: {:?}",
+            group_members(group)
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+fn free_port() -> u16 {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    listener.local_addr().expect("address").port()
+}
+
+#[test]
+fn profile_boots_vllm_records_windows_and_measures_throughput_then_attaches() {
+    let Some(server) = server::from_env(
+        "profile_boots_vllm_records_windows_and_measures_throughput_then_attaches",
+    ) else {
+        return;
+    };
+    let _lock = server::lock();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let port = free_port();
+    let config = config(dir.path(), &server.script, port, "");
+    let first = dir.path().join("results/first");
+    let started = Instant::now();
+    let (code, stdout, stderr) = stepscope(&[
+        "profile",
+        &config.display().to_string(),
+        "--out",
+        &first.display().to_string(),
+        "--keep-server",
+        "--no-progress",
+        "--color",
+        "never",
+        "--ready-timeout",
+        "600",
+    ]);
+    eprintln!(
+        "profile (boot) took {:.1} s\n{stdout}",
+        started.elapsed().as_secs_f64()
+    );
+    assert_eq!(code, Some(0), "{stdout}\n{stderr}");
+    let doc = results(&first);
+    assert_eq!(doc["status"], "complete", "{doc}");
+    assert_eq!(doc["server"]["mode"], "booted");
+    assert_eq!(doc["server"]["stop"], "kept");
+    let group = doc["server"]["process_group"]
+        .as_i64()
+        .expect("process group");
+    let windows = doc["windows"].as_array().expect("windows");
+    assert_eq!(windows.len(), 2);
+    for window in windows {
+        assert!(window["error"].is_null(), "{window}");
+        let roles: Vec<&str> = window["traces"]
+            .as_array()
+            .expect("traces")
+            .iter()
+            .map(|t| t["role"].as_str().unwrap_or_default())
+            .collect();
+        assert!(
+            roles.contains(&"rank") && roles.contains(&"frontend"),
+            "vLLM's rank and front-end files: {window}"
+        );
+        let analysis = &window["analysis"];
+        assert_eq!(
+            analysis["verdict"], "no-replays",
+            "a CPU server replays no graphs"
+        );
+        let file = &analysis["files"][0];
+        assert!(
+            file["steps"]["vllm:decode"].as_u64().unwrap_or(0) >= 1,
+            "{file}"
+        );
+        let steps = analysis["steps_in_trace"].as_u64().expect("steps");
+        let asked = window["requested_steps"].as_u64().expect("asked");
+        eprintln!(
+            "window {}: asked {asked}, counted {}, the trace holds {steps}",
+            window["spec"], window["counted_steps"]
+        );
+        // vLLM 0.32 honours max_iterations: the trace holds about the steps asked (the
+        // profiler stops at the step after the limit), not every step until /stop_profile.
+        assert!(
+            steps >= asked && steps <= asked + 2,
+            "asked {asked}, traced {steps}"
+        );
+        let report: Value = serde_json::from_str(
+            &std::fs::read_to_string(first.join(analysis["document"].as_str().expect("doc")))
+                .expect("analysis.json"),
+        )
+        .expect("JSON");
+        assert!(
+            report["files"][0]["advice"]["applies"] != true,
+            "no switch advice for a CPU trace"
+        );
+    }
+    let comparisons = doc["throughput"]["comparisons"]
+        .as_array()
+        .expect("comparisons");
+    assert_eq!(comparisons[0]["phases"], 3);
+    assert!(comparisons[0]["reference_median"].as_f64().unwrap_or(0.0) > 0.0);
+
+    // The kept server, attached to by URL: its run directory says how it was booted.
+    let second = dir.path().join("results/second");
+    let url = format!("http://127.0.0.1:{port}");
+    let (code, stdout, stderr) = stepscope(&[
+        "profile",
+        &config.display().to_string(),
+        "--out",
+        &second.display().to_string(),
+        "--url",
+        &url,
+        "--phases",
+        "0",
+        "--window",
+        "single-step",
+        "--no-progress",
+    ]);
+    assert_eq!(code, Some(0), "{stdout}\n{stderr}");
+    let attached = results(&second);
+    assert_eq!(attached["server"]["mode"], "attached");
+    assert_eq!(attached["windows"][0]["analysis"]["verdict"], "no-replays");
+
+    // A config that boots another server (one more variable) is refused.
+    let other = self::config(
+        dir.path(),
+        &server.script,
+        port,
+        "  STEPSCOPE_OTHER: \"1\"\n",
+    );
+    let (code, _, stderr) = stepscope(&[
+        "profile",
+        &other.display().to_string(),
+        "--out",
+        &dir.path().join("third").display().to_string(),
+        "--url",
+        &url,
+    ]);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(stderr.contains("cannot be reused"), "{stderr}");
+
+    Command::new("kill")
+        .args(["-TERM", "--", &format!("-{group}")])
+        .status()
+        .expect("kill");
+    assert_group_gone(group);
+}
