@@ -147,30 +147,8 @@ fn assert_no_leftovers(port: u16, group: Option<i64>) {
     }
 }
 
-#[test]
-fn vllm_windows_throughput_and_baseline_land_in_the_run_directory() {
-    let dir = tempdir();
-    let profile_setup = Setup {
-        windows: "{steps: 16}, single_step",
-        ..stand_in("vllm")
-    };
-    let config = write_config(dir.path(), "profile.yaml", &profile_setup);
-    let baseline = write_config(
-        dir.path(),
-        "baseline.yaml",
-        &Setup {
-            kind: "baseline",
-            ..profile_setup
-        },
-    );
-    let run_dir = dir.path().join("run");
-    let run = profile(
-        &config,
-        &run_dir,
-        &["--baseline", &baseline.display().to_string()],
-    );
-    run.expect_code(0);
-    let doc = results(&run_dir);
+/// Both servers booted, served and stopped, with different fingerprints.
+fn check_servers(doc: &Value) {
     assert_eq!(doc["schema_version"], 1);
     assert_eq!(doc["status"], "complete");
     assert_eq!(doc["server"]["mode"], "booted");
@@ -181,59 +159,74 @@ fn vllm_windows_throughput_and_baseline_land_in_the_run_directory() {
         doc["server"]["fingerprint"],
         doc["baseline_server"]["fingerprint"]
     );
-    let windows = doc["windows"].as_array().expect("windows");
-    assert_eq!(windows.len(), 2);
-    for (window, spec, steps) in [
-        (&windows[0], "steps:16", 16),
-        (&windows[1], "single-step", 1),
+}
+
+/// What the run directory holds besides the windows.
+fn check_files(run_dir: &Path) {
+    for file in [
+        "config.yaml",
+        "baseline.yaml",
+        "fingerprint",
+        "resolved.json",
+        "report.txt",
+        "bench/windows-load.json",
+        "bench/profiled-3.json",
+        "bench/baseline-3.json",
+        "baseline-server.log",
     ] {
-        assert_eq!(window["spec"], spec);
-        assert_eq!(window["requested_steps"], steps);
-        assert!(window["counted_steps"].as_u64().expect("counted") >= steps);
-        assert!(window["error"].is_null(), "{window}");
-        let roles: Vec<&str> = window["traces"]
-            .as_array()
-            .expect("traces")
-            .iter()
-            .map(|t| t["role"].as_str().unwrap_or_default())
-            .collect();
-        assert_eq!(roles, ["frontend", "rank"], "{window}");
-        for trace in window["traces"].as_array().expect("traces") {
-            assert!(
-                run_dir
-                    .join(trace["path"].as_str().expect("path"))
-                    .is_file()
-            );
-        }
-        // The stand-in writes the shared vLLM CPU trace: 96 decode and 3 prefill steps.
-        let analysis = &window["analysis"];
-        assert_eq!(analysis["verdict"], "no-replays");
-        assert_eq!(analysis["steps_in_trace"], 99);
-        assert_eq!(analysis["files"][0]["steps"]["vllm:decode"], 96);
+        assert!(run_dir.join(file).is_file(), "{file} in the run directory");
+    }
+}
+
+/// The last `-` part of each trace file name of a window.
+fn file_suffixes(window: &Value) -> Vec<String> {
+    window["traces"]
+        .as_array()
+        .expect("traces")
+        .iter()
+        .filter_map(|t| t["path"].as_str()?.rsplit('-').next().map(str::to_owned))
+        .collect()
+}
+
+/// A vLLM stand-in window: its steps, its two files, its analysis.
+fn check_window(window: &Value, spec: &str, steps: u64, run_dir: &Path) {
+    assert_eq!(window["spec"], spec);
+    assert_eq!(window["requested_steps"], steps);
+    assert!(window["counted_steps"].as_u64().expect("counted") >= steps);
+    assert!(window["error"].is_null(), "{window}");
+    let roles: Vec<&str> = window["traces"]
+        .as_array()
+        .expect("traces")
+        .iter()
+        .map(|t| t["role"].as_str().unwrap_or_default())
+        .collect();
+    assert_eq!(roles, ["frontend", "rank"], "{window}");
+    for trace in window["traces"].as_array().expect("traces") {
         assert!(
             run_dir
-                .join(analysis["document"].as_str().expect("doc"))
-                .is_file()
-        );
-        assert!(
-            run_dir
-                .join(analysis["report"].as_str().expect("report"))
+                .join(trace["path"].as_str().expect("path"))
                 .is_file()
         );
     }
-    // vLLM got its own step limit; the window was closed after counting steps on /metrics.
-    let log = std::fs::read_to_string(run_dir.join("server.log")).expect("server log");
+    // The stand-in writes the shared vLLM CPU trace: 96 decode and 3 prefill steps.
+    let analysis = &window["analysis"];
+    assert_eq!(analysis["verdict"], "no-replays");
+    assert_eq!(analysis["steps_in_trace"], 99);
+    assert_eq!(analysis["files"][0]["steps"]["vllm:decode"], 96);
     assert!(
-        log.contains("POST /start_profile {\"max_iterations\": 16}"),
-        "{log}"
+        run_dir
+            .join(analysis["document"].as_str().expect("doc"))
+            .is_file()
     );
     assert!(
-        windows[0]["counted_by"]
-            .as_str()
-            .unwrap_or_default()
-            .contains("/metrics")
+        run_dir
+            .join(analysis["report"].as_str().expect("report"))
+            .is_file()
     );
-    let throughput = &doc["throughput"];
+}
+
+/// Alternating phases, three on the baseline, and both comparisons.
+fn check_throughput(throughput: &Value) {
     let kinds: Vec<&str> = throughput["phases"]
         .as_array()
         .expect("phases")
@@ -264,19 +257,51 @@ fn vllm_windows_throughput_and_baseline_land_in_the_run_directory() {
         assert!(comparison["reference_median"].as_f64().expect("median") > 0.0);
         assert_eq!(comparison["phases"], 3);
     }
-    for file in [
-        "config.yaml",
+}
+
+#[test]
+fn vllm_windows_throughput_and_baseline_land_in_the_run_directory() {
+    let dir = tempdir();
+    let profile_setup = Setup {
+        windows: "{steps: 16}, single_step",
+        ..stand_in("vllm")
+    };
+    let config = write_config(dir.path(), "profile.yaml", &profile_setup);
+    let baseline = write_config(
+        dir.path(),
         "baseline.yaml",
-        "fingerprint",
-        "resolved.json",
-        "report.txt",
-        "bench/windows-load.json",
-        "bench/profiled-3.json",
-        "bench/baseline-3.json",
-        "baseline-server.log",
-    ] {
-        assert!(run_dir.join(file).is_file(), "{file} in the run directory");
-    }
+        &Setup {
+            kind: "baseline",
+            ..profile_setup
+        },
+    );
+    let run_dir = dir.path().join("run");
+    let run = profile(
+        &config,
+        &run_dir,
+        &["--baseline", &baseline.display().to_string()],
+    );
+    run.expect_code(0);
+    let doc = results(&run_dir);
+    check_servers(&doc);
+    let windows = doc["windows"].as_array().expect("windows");
+    assert_eq!(windows.len(), 2);
+    check_window(&windows[0], "steps:16", 16, &run_dir);
+    check_window(&windows[1], "single-step", 1, &run_dir);
+    // vLLM got its own step limit; the window was closed after counting steps on /metrics.
+    let log = std::fs::read_to_string(run_dir.join("server.log")).expect("server log");
+    assert!(
+        log.contains("POST /start_profile {\"max_iterations\": 16}"),
+        "{log}"
+    );
+    assert!(
+        windows[0]["counted_by"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("/metrics")
+    );
+    check_throughput(&doc["throughput"]);
+    check_files(&run_dir);
     assert!(
         run.stdout.contains("profiler on vs off: median"),
         "{}",
@@ -316,36 +341,16 @@ fn sglang_windows_by_steps_and_by_stage_are_collected_by_its_file_names() {
     );
     run.expect_code(0);
     let doc = results(&run_dir);
-    let names = |at: usize| -> Vec<String> {
-        doc["windows"][at]["traces"]
-            .as_array()
-            .expect("traces")
-            .iter()
-            .map(|t| {
-                t["path"]
-                    .as_str()
-                    .unwrap_or_default()
-                    .rsplit('-')
-                    .next()
-                    .unwrap_or_default()
-                    .to_owned()
-            })
-            .collect()
-    };
-    assert_eq!(names(0), ["0.trace.json.gz"]);
+    assert_eq!(file_suffixes(&doc["windows"][0]), ["0.trace.json.gz"]);
     assert_eq!(
-        names(1),
+        file_suffixes(&doc["windows"][1]),
         ["DECODE.trace.json.gz", "EXTEND.trace.json.gz"],
         "{}",
         doc["windows"][1]
     );
-    assert_eq!(names(2), ["0.trace.json.gz"]);
-    assert!(
-        doc["windows"][0]["ended_by"]
-            .as_str()
-            .unwrap_or_default()
-            .contains("num_steps 8")
-    );
+    assert_eq!(file_suffixes(&doc["windows"][2]), ["0.trace.json.gz"]);
+    let ended_by = doc["windows"][0]["ended_by"].as_str().unwrap_or_default();
+    assert!(ended_by.contains("num_steps 8"), "{ended_by}");
     assert_eq!(
         doc["windows"][1]["analysis"]["files"]
             .as_array()
@@ -408,6 +413,46 @@ fn atom_window_with_the_symptom_fails_the_gate() {
     assert_no_leftovers(setup.port, doc["server"]["process_group"].as_i64());
 }
 
+/// Attaching with another config, or to a server no run recorded: exit 2, nothing written.
+fn check_refusals(dir: &Path, setup: &Setup<'_>, url: &str, first: &Path) {
+    let config = dir.join("profile.yaml");
+    // A config that boots a different server (one more variable) is refused, whether its
+    // fingerprint is found or given: exit 2, nothing written.
+    let other = write_config(
+        dir,
+        "other.yaml",
+        &Setup {
+            envs: "  EXTRA: \"1\"\n",
+            ..*setup
+        },
+    );
+    let third = dir.join("results/third");
+    let refused = profile(&other, &third, &["--url", url]);
+    refused.expect_code(2);
+    assert!(
+        refused.stderr.contains("was not booted from")
+            && refused.stderr.contains("cannot be reused"),
+        "{}",
+        refused.stderr
+    );
+    assert!(!third.exists());
+    let given = profile(
+        &other,
+        &third,
+        &["--url", url, "--fingerprint", &first.display().to_string()],
+    );
+    given.expect_code(2);
+    // A server no run recorded: nothing says how it was booted.
+    let unknown = format!("http://127.0.0.1:{}", free_port());
+    let run = profile(&config, &third, &["--url", &unknown]);
+    run.expect_code(2);
+    assert!(
+        run.stderr.contains("Nothing says how the server"),
+        "{}",
+        run.stderr
+    );
+}
+
 #[test]
 fn attach_needs_the_fingerprint_of_the_server_it_attaches_to() {
     let dir = tempdir();
@@ -444,41 +489,7 @@ fn attach_needs_the_fingerprint_of_the_server_it_attaches_to() {
     );
     assert_eq!(attached["windows"][0]["analysis"]["verdict"], "no-replays");
 
-    // A config that boots a different server (one more variable) is refused, whether its
-    // fingerprint is found or given: exit 2, nothing written.
-    let other = write_config(
-        dir.path(),
-        "other.yaml",
-        &Setup {
-            envs: "  EXTRA: \"1\"\n",
-            ..setup
-        },
-    );
-    let third = dir.path().join("results/third");
-    let refused = profile(&other, &third, &["--url", &url]);
-    refused.expect_code(2);
-    assert!(
-        refused.stderr.contains("was not booted from")
-            && refused.stderr.contains("cannot be reused"),
-        "{}",
-        refused.stderr
-    );
-    assert!(!third.exists());
-    let given = profile(
-        &other,
-        &third,
-        &["--url", &url, "--fingerprint", &first.display().to_string()],
-    );
-    given.expect_code(2);
-    // A server no run recorded: nothing says how it was booted.
-    let unknown = format!("http://127.0.0.1:{}", free_port());
-    let run = profile(&config, &third, &["--url", &unknown]);
-    run.expect_code(2);
-    assert!(
-        run.stderr.contains("Nothing says how the server"),
-        "{}",
-        run.stderr
-    );
+    check_refusals(dir.path(), &setup, &url, &first);
 
     // Booting onto the port the kept server holds is refused too.
     let busy = profile(
