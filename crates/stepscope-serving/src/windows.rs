@@ -77,8 +77,9 @@ pub enum WindowError {
 }
 
 /// Opens a window. SGLang gets the window's steps and the trace folder and closes it by
-/// itself; vLLM gets the steps as its own limit (`max_iterations`, which versions from 0.11
-/// on honour and older ones ignore) and, like ATOM, records until [`stop_window`].
+/// itself; vLLM gets the steps as its own limit (`max_iterations`: vLLM 0.32 honours it,
+/// measured; a version whose route takes no body ignores it) and, like ATOM, records until
+/// [`stop_window`].
 pub fn start_window(
     endpoint: &ProfileEndpoint,
     window: ProfileWindow,

@@ -84,8 +84,9 @@ pub enum Command {
     ///
     /// Prints a table on stdout; --json writes every request's timings and the summary.
     /// Failed requests are counted by reason (http_status, connect, closed_stream, timeout,
-    /// bad_sse, server_error, no_tokens, bad_response) and never hang the run. Ctrl-C stops
-    /// it: what was measured is printed and saved, marked partial, and the exit code is 130.
+    /// bad_sse, server_error, no_tokens, bad_response) and never hang the run. Ctrl-C or
+    /// SIGTERM stops it: what was measured is printed and saved, marked partial, and the exit
+    /// code is 130 (Ctrl-C) or 143 (SIGTERM).
     ///
     /// EXAMPLES:
     ///   stepscope bench --url http://127.0.0.1:8000 --model Qwen/Qwen3-8B --concurrency 64 \

@@ -151,7 +151,7 @@ fn ended_by(framework: Framework, window: ProfileWindow) -> String {
     match framework {
         Framework::Sglang => format!("SGLang itself, after num_steps {steps}"),
         Framework::Vllm => format!(
-            "/stop_profile after the steps were counted; vLLM was also given max_iterations {steps} (versions that honour it stop there themselves)"
+            "/stop_profile after the steps were counted; vLLM was also given max_iterations {steps} (vLLM 0.32 stops its profiler there itself)"
         ),
         Framework::Atom => "/stop_profile after the steps were counted".to_owned(),
     }

@@ -147,7 +147,7 @@ fn vllm_and_atom_windows_close_with_stop_which_waits_for_the_trace() {
             "stop blocks while the trace is written"
         );
         let sent = requests(&server);
-        // vLLM gets the steps as its own limit (0.11 on honour `max_iterations`); ATOM no body.
+        // vLLM gets the steps as its own limit (`max_iterations`); ATOM no body.
         let start = if framework == Framework::Vllm {
             "POST /start_profile {\"max_iterations\": 32}"
         } else {

@@ -11,7 +11,7 @@ use std::fmt::Write as _;
 use std::io::{IsTerminal, Write as _};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 use std::thread::JoinHandle;
 use std::time::Duration as StdDuration;
 use stepscope_load::{
@@ -205,8 +205,9 @@ pub fn run(args: BenchArgs) -> anyhow::Result<Outcome> {
     let progress = Arc::new(BenchProgress::default());
     let display = ProgressDisplay::start(Arc::clone(&progress), settings.progress);
     let clock = MonotonicClock::new();
+    let signal = Arc::new(AtomicI32::new(0));
     let result = runtime.block_on(async {
-        let stop = stop_signal();
+        let stop = stop_signal(Arc::clone(&signal));
         run_benchmark(&settings.options, &clock, &progress, stop).await
     });
     display.finish();
@@ -219,7 +220,11 @@ pub fn run(args: BenchArgs) -> anyhow::Result<Outcome> {
     };
     emit(&report, settings.json.as_deref())?;
     if report.partial {
-        return Ok(Outcome::Interrupted);
+        // 130 for Ctrl-C, 143 for SIGTERM: 128 + the signal, as a shell reports it.
+        return Ok(match signal.load(Ordering::SeqCst) {
+            0 | 2 => Outcome::Interrupted,
+            other => Outcome::Signalled(other),
+        });
     }
     if report.summary.requests_completed == 0 {
         output::print_error(&anyhow::anyhow!(
@@ -231,10 +236,10 @@ pub fn run(args: BenchArgs) -> anyhow::Result<Outcome> {
     Ok(Outcome::Success)
 }
 
-/// Resolves on the first SIGINT (Ctrl-C) or SIGTERM. The handlers are installed at once (in
-/// the runtime), so a signal that comes before the run polls this is not lost; a handler
-/// that cannot be installed never fires.
-fn stop_signal() -> impl std::future::Future<Output = ()> {
+/// Resolves on the first SIGINT (Ctrl-C) or SIGTERM, storing its number in `which`. The
+/// handlers are installed at once (in the runtime), so a signal that comes before the run
+/// polls this is not lost; a handler that cannot be installed never fires.
+fn stop_signal(which: Arc<AtomicI32>) -> impl std::future::Future<Output = ()> {
     #[cfg(unix)]
     {
         use tokio::signal::unix::{SignalKind, signal};
@@ -254,13 +259,14 @@ fn stop_signal() -> impl std::future::Future<Output = ()> {
                 }
             };
             tokio::select! {
-                _ = interrupted => {}
-                _ = terminated => {}
+                _ = interrupted => which.store(2, Ordering::SeqCst),
+                _ = terminated => which.store(15, Ordering::SeqCst),
             }
         }
     }
     #[cfg(not(unix))]
-    async {
+    async move {
+        let _ = &which;
         if tokio::signal::ctrl_c().await.is_err() {
             std::future::pending::<()>().await;
         }

@@ -49,7 +49,7 @@ pub struct ProfileArgs {
     /// server (and as many on the baseline server); 0 skips the comparison.
     #[arg(long, default_value_t = 3, value_name = "N")]
     pub phases: usize,
-    /// The run directory (default: the config's output_dir/<time>-<config name>).
+    /// The run directory (default: a folder in the config's output_dir named by the time and the config's file name).
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
     /// Leave the booted server running at the end; a later `--url` run attaches to it.
