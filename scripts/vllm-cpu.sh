@@ -15,7 +15,12 @@
 #   scripts/vllm-cpu.sh model-name        # the served model name (the model folder's name)
 #   scripts/vllm-cpu.sh trace-dir         # where the server's profile windows write traces
 #   scripts/vllm-cpu.sh model-dir         # the model folder (tokenizer.json is there)
-#   scripts/vllm-cpu.sh venv              # the venv (its bin/vllm starts a server)
+#   scripts/vllm-cpu.sh venv              # the venv
+#   scripts/vllm-cpu.sh profile-config [PORT] [DIR]
+#                                         # writes DIR/profile_vllm_cpu.yaml (default PORT 8123,
+#                                         # DIR ${TMPDIR:-/tmp}/stepscope-vllm-cpu) and prints its path:
+#                                         # a `stepscope profile` config that boots this vLLM
+#                                         # (cargo run --release -- profile "$(scripts/vllm-cpu.sh profile-config)")
 #
 # Environment:
 #   STEPSCOPE_VLLM_VENV   the venv           (default ~/.cache/stepscope/vllm-venv)
@@ -296,6 +301,56 @@ stop() {
   log "stopped"
 }
 
+# A profile config for `stepscope profile` that boots the vLLM of this venv with the tiny model,
+# the torch profiler on (traces in DIR/traces), results in DIR/results. The launcher is the
+# OpenAI server module with `--model` last, so the model stepscope appends is its value (the
+# venv's `vllm` command looks for a package named `vllm`; this one is `vllm-cpu`).
+profile_config() {
+  local port=${1:-8123} dir=${2:-${TMPDIR:-/tmp}/stepscope-vllm-cpu}
+  [[ $port =~ ^[0-9]+$ ]] || die "port must be a number: $port"
+  [ -x "$PY" ] || die "no venv at $VENV: run '$0 setup'"
+  mkdir -p "$dir"
+  dir=$(cd "$dir" && pwd)
+  local pin="" bind=""
+  if [ -n "${STEPSCOPE_VLLM_SERVER_CPUS:-}" ]; then
+    pin="taskset, -c, \"$STEPSCOPE_VLLM_SERVER_CPUS\", "
+    bind="  VLLM_CPU_OMP_THREADS_BIND: \"$STEPSCOPE_VLLM_SERVER_CPUS\""
+  fi
+  local out="$dir/profile_vllm_cpu.yaml"
+  cat > "$out" <<YAML
+# Profile run of the tiny vLLM CPU server (scripts/vllm-cpu.sh): no GPU, so no graph replays;
+# the switches are set as on any profile (a runtime ignores what it does not define).
+kind: profile
+framework: vllm
+model: $MODEL
+server:
+  port: $port
+  host: 127.0.0.1
+  launcher: [${pin}$PY, -m, vllm.entrypoints.openai.api_server, --model]
+  args:
+    - --served-model-name
+    - $(served_name)
+    - --max-model-len
+    - "2048"
+    - --profiler-config
+    - '{"profiler": "torch", "torch_profiler_dir": "$dir/traces", "torch_profiler_with_stack": false}'
+envs:
+  DEBUG_CLR_GRAPH_PACKET_CAPTURE: "0"
+  DEBUG_HIP_GRAPH_SEGMENT_SCHEDULING: "0"
+  DEBUG_HIP_GRAPH_CLASSIC_PATH: "1"
+  VLLM_CPU_KVCACHE_SPACE: "1"
+  HF_HUB_OFFLINE: "1"
+  TRANSFORMERS_OFFLINE: "1"
+  VLLM_NO_USAGE_STATS: "1"
+  DO_NOT_TRACK: "1"
+$bind
+load: {concurrency: 2, input_len: 32, output_len: 8, num_prompts: 4}
+windows: [{steps: 8}, single_step]
+output_dir: $dir/results
+YAML
+  echo "$out"
+}
+
 bench_vllm() {
   local url=${1:?usage: bench-vllm URL OUT.json [options]} out=${2:?usage: bench-vllm URL OUT.json [options]}
   shift 2
@@ -363,6 +418,7 @@ case $cmd in
   trace-dir) trace_dir ;;
   model-dir) echo "$MODEL" ;;
   venv) echo "$VENV" ;;
+  profile-config) profile_config "$@" ;;
   log) cat "$(log_file)" ;;
   *) sed -n '2,/^set -euo/p' "$0" | sed '$d' >&2; exit 2 ;;
 esac

@@ -118,8 +118,8 @@ fn end_status(
     result: Result<(), ProfileError>,
 ) -> anyhow::Result<Ended> {
     match result {
-        Ok(()) => Ok(Ended::Complete),
-        Err(_) if interrupt.requested() => {
+        // A signal after the last phase still ends the run as interrupted.
+        _ if interrupt.requested() => {
             let signal = interrupt.signal().unwrap_or(2);
             run.end(
                 RunStatus::Interrupted,
@@ -127,6 +127,7 @@ fn end_status(
             )?;
             Ok(Ended::Interrupted(signal))
         }
+        Ok(()) => Ok(Ended::Complete),
         Err(error) => {
             let error = anyhow::Error::new(error);
             output::print_error(&error);

@@ -109,13 +109,12 @@ fn a_window_under_load_is_collected_and_analysed() {
         "window: {engine_steps} engine steps by /metrics, {traced} steps in the trace {counts:?}"
     );
     assert!(decode >= 1, "decode steps in the window: {}", file["steps"]);
-    // The trace holds the steps the engine ran while the window was open, and /metrics
-    // counts them too; the front end records the metrics after the engine reports them, so
-    // the last few may not be counted yet when the window closes (measured: 28 traced, 26
-    // counted). Close, not equal.
+    // `start_window` gives vLLM the window's steps as `max_iterations`, and vLLM 0.32 stops
+    // its profiler there by itself: the trace holds the 16 steps asked for, while /metrics
+    // goes on counting until `/stop_profile` (measured: 16 traced, 26 counted).
     assert!(
-        traced.abs_diff(engine_steps) <= 4.max(engine_steps / 5),
-        "{traced} steps in the trace vs {engine_steps} by /metrics"
+        (16..=17).contains(&traced),
+        "{traced} steps in the trace for a 16-step window"
     );
     assert!(
         file["advice"]["applies"] != true,
