@@ -64,6 +64,21 @@ pub struct Timeouts {
     pub settle: Duration,
 }
 
+impl Timeouts {
+    /// How to collect a window's files: within the window's timeout, waiting for `expected`.
+    pub fn collect_options(
+        &self,
+        expected: crate::collect::Expected,
+    ) -> crate::collect::CollectOptions {
+        crate::collect::CollectOptions {
+            timeout: self.window,
+            settle: self.settle,
+            expected,
+            ..crate::collect::CollectOptions::default()
+        }
+    }
+}
+
 impl Default for Timeouts {
     fn default() -> Self {
         Timeouts {

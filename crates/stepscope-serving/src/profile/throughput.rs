@@ -8,7 +8,7 @@ use super::load::LoadRun;
 use super::record::{Comparison, LoadSummary, PhaseRecord, ThroughputRecord};
 use super::rundir::RunDir;
 use super::{Interrupt, ProfileError, Timeouts};
-use crate::collect::{CollectOptions, TraceSnapshot, collect_traces};
+use crate::collect::{Expected, TraceSnapshot, collect_traces};
 use crate::windows::{ProfileEndpoint, start_open_window, stop_window};
 use stepscope_load::{BenchOptions, BenchReport};
 
@@ -38,11 +38,7 @@ pub(super) fn profile_phases(
         stop_window(endpoint, context.timeouts.window)?;
         let report = report?;
         let dest = context.run.path(&format!("throughput/profiled-{index}"));
-        let options = CollectOptions {
-            timeout: context.timeouts.window,
-            settle: context.timeouts.settle,
-            ..CollectOptions::default()
-        };
+        let options = context.timeouts.collect_options(Expected::default());
         let collected = collect_traces(
             endpoint.framework,
             &endpoint.trace_dir,

@@ -7,7 +7,7 @@ use super::rundir::RunDir;
 use super::steps::StepCounter;
 use super::{Interrupt, Timeouts};
 use crate::collect::is_rank_trace;
-use crate::collect::{CollectOptions, Collected, Expected, TraceSnapshot, collect_traces};
+use crate::collect::{Collected, Expected, TraceSnapshot, collect_traces};
 use crate::config::{Framework, ProfileWindow};
 use crate::windows::{ProfileEndpoint, WindowEnd, start_window, stop_window, window_steps};
 use std::time::{Duration, Instant};
@@ -83,14 +83,10 @@ fn open_and_close(
     record.ended_by = ended_by(endpoint.framework, window);
     record.open_s = opened.elapsed().as_secs_f64();
     let collecting = Instant::now();
-    let options = CollectOptions {
-        timeout: context.timeouts.window,
-        expected: Expected {
-            ranks: context.ranks,
-            by_stage: matches!(window, ProfileWindow::ByStage(_)),
-        },
-        ..CollectOptions::default()
-    };
+    let options = context.timeouts.collect_options(Expected {
+        ranks: context.ranks,
+        by_stage: matches!(window, ProfileWindow::ByStage(_)),
+    });
     let dest = context.run.path(&record.dir);
     let collected = collect_traces(
         endpoint.framework,

@@ -574,10 +574,15 @@ fn failures_exit_non_zero_with_the_fix_and_leave_no_process() {
 fn interrupted_at(marker: &str, signal: &str) -> (i32, PathBuf, u16, tempfile::TempDir) {
     let dir = tempdir();
     let setup = Setup {
-        windows: "{steps: 400}",
+        windows: "{steps: 100}",
         ..stand_in("vllm")
     };
     let config = write_config(dir.path(), "profile.yaml", &setup);
+    let baseline = Setup {
+        kind: "baseline",
+        ..setup
+    };
+    let baseline = write_config(dir.path(), "baseline.yaml", &baseline);
     let run_dir = dir.path().join("run");
     let mut child = Command::new(env!("CARGO_BIN_EXE_stepscope"))
         .args([
@@ -589,9 +594,13 @@ fn interrupted_at(marker: &str, signal: &str) -> (i32, PathBuf, u16, tempfile::T
             "300",
             "--no-progress",
             "--phases",
-            "3",
+            "1",
+            "--baseline",
+            &baseline.display().to_string(),
         ])
         .env("STANDIN_START_DELAY", "1")
+        // 20 ms steps: every phase lasts long enough (a second or more) to be caught in.
+        .env("STANDIN_STEP_MS", "20")
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
@@ -629,6 +638,7 @@ fn a_signal_in_any_phase_stops_the_server_and_keeps_the_record() {
         ("waiting for traces", "-TERM", 143),
         ("profiler off", "-TERM", 143),
         ("profiler on", "-HUP", 129),
+        ("baseline phase", "-TERM", 143),
     ];
     for (marker, signal, code) in phases {
         let (exit, run_dir, port, _dir) = interrupted_at(marker, signal);
