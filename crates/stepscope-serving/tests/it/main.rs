@@ -9,6 +9,7 @@ mod common;
 mod config_errors;
 mod detect;
 mod fingerprint;
+mod profile;
 mod render;
 mod server;
 mod windows;
