@@ -64,9 +64,21 @@ pub enum IngestError {
         /// What is missing or wrong, as a clause.
         reason: String,
     },
+    /// A CSV table that cannot be read: its header names no table, or lacks a column.
+    #[error("`{path}` line {line}: {message}\nhint: {hint}")]
+    Csv {
+        /// The file (or `input`).
+        path: String,
+        /// 1-based line.
+        line: u64,
+        /// What is wrong.
+        message: String,
+        /// How to fix it.
+        hint: &'static str,
+    },
     /// The content matches no known format.
     #[error(
-        "`{}` is not a format stepscope reads{}\nhint: stepscope reads PyTorch profiler (Kineto) Chrome-trace JSON: `.json`, `.json.gz`, `.json.zst`",
+        "`{}` is not a format stepscope reads{}\nhint: stepscope reads PyTorch profiler (Kineto) Chrome-trace JSON (`.json`, `.json.gz`, `.json.zst`) and rocprofv3 CSV tables (`*kernel_trace.csv` with the run's `*hip_api_trace.csv` beside it)",
         path.as_deref().map_or_else(|| "input".into(), |p| p.display().to_string()),
         recognised.map(|what| format!(" yet (it looks like {what})")).unwrap_or_default()
     )]

@@ -14,6 +14,7 @@
 
 mod error;
 pub mod kineto_json;
+pub mod rocprof_csv;
 mod source;
 mod validate;
 
@@ -24,30 +25,132 @@ pub use source::Compression;
 use std::path::Path;
 use stepscope_model::{Severity, Trace, TraceBuilder};
 
-/// The formats stepscope reads.
+/// The formats stepscope reads: one reader each, chosen in one `match`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum TraceFormat {
     /// PyTorch profiler (Kineto) Chrome-trace JSON.
     KinetoJson,
+    /// rocprofv3 CSV tables (and rocprof v2 / omniperf kernel tables).
+    RocprofCsv,
 }
 
 impl TraceFormat {
     /// Every format, in sniffing order.
-    pub const ALL: [TraceFormat; 1] = [TraceFormat::KinetoJson];
+    pub const ALL: [TraceFormat; 2] = [TraceFormat::KinetoJson, TraceFormat::RocprofCsv];
+
+    /// The name `--format` takes: `kineto-json`, `rocprof-csv`.
+    pub fn name(self) -> &'static str {
+        match self {
+            TraceFormat::KinetoJson => "kineto-json",
+            TraceFormat::RocprofCsv => "rocprof-csv",
+        }
+    }
+
+    /// The format a `--format` name means.
+    pub fn from_name(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|format| format.name() == name)
+    }
 
     /// Whether `head` (decompressed) looks like this format; `None` when unsure.
     pub fn sniff(self, head: &[u8]) -> Option<bool> {
         match self {
-            TraceFormat::KinetoJson => kineto_json::sniff(head),
+            TraceFormat::KinetoJson => KinetoJsonReader::sniff(head),
+            TraceFormat::RocprofCsv => RocprofCsvReader::sniff(head),
         }
     }
 
-    /// The first format whose sniffer accepts `head`.
+    /// The first format whose sniffer accepts `head`: a definite yes first, then a maybe.
     pub fn detect(head: &[u8]) -> Option<TraceFormat> {
         Self::ALL
             .into_iter()
-            .find(|format| format.sniff(head) != Some(false))
+            .find(|format| format.sniff(head) == Some(true))
+            .or_else(|| {
+                Self::ALL
+                    .into_iter()
+                    .find(|format| format.sniff(head).is_none())
+            })
+    }
+
+    fn read(
+        self,
+        tables: &[Input<'_>],
+        options: &ReadOptions,
+        builder: &mut TraceBuilder,
+    ) -> Result<(), IngestError> {
+        match self {
+            TraceFormat::KinetoJson => KinetoJsonReader::read(tables, options, builder),
+            TraceFormat::RocprofCsv => RocprofCsvReader::read(tables, options, builder),
+        }
+    }
+}
+
+/// One input of a reader: a file's decompressed bytes, labelled for messages. Most formats
+/// read one; rocprof CSV reads the tables of one run together.
+#[derive(Debug, Clone, Copy)]
+pub struct Input<'a> {
+    /// The file, or `input`.
+    pub label: &'a str,
+    /// Its bytes.
+    pub bytes: &'a [u8],
+}
+
+/// A format's reader: how to recognise its bytes, and how to read them into the model.
+pub trait TraceReader {
+    /// Whether `head` looks like this format; `None` when more bytes are needed to tell.
+    fn sniff(head: &[u8]) -> Option<bool>;
+    /// Reads `inputs` (one file, or the tables of one run) into `builder`.
+    fn read(
+        inputs: &[Input<'_>],
+        options: &ReadOptions,
+        builder: &mut TraceBuilder,
+    ) -> Result<(), IngestError>;
+}
+
+/// [`kineto_json`] behind [`TraceReader`].
+#[derive(Debug)]
+pub struct KinetoJsonReader;
+
+impl TraceReader for KinetoJsonReader {
+    fn sniff(head: &[u8]) -> Option<bool> {
+        kineto_json::sniff(head)
+    }
+
+    fn read(
+        inputs: &[Input<'_>],
+        options: &ReadOptions,
+        builder: &mut TraceBuilder,
+    ) -> Result<(), IngestError> {
+        for input in inputs {
+            kineto_json::read(input.bytes, &options.kineto, builder)
+                .map_err(IngestError::from_read_failure)?;
+        }
+        Ok(())
+    }
+}
+
+/// [`rocprof_csv`] behind [`TraceReader`].
+#[derive(Debug)]
+pub struct RocprofCsvReader;
+
+impl TraceReader for RocprofCsvReader {
+    fn sniff(head: &[u8]) -> Option<bool> {
+        rocprof_csv::sniff(head)
+    }
+
+    fn read(
+        inputs: &[Input<'_>],
+        _options: &ReadOptions,
+        builder: &mut TraceBuilder,
+    ) -> Result<(), IngestError> {
+        let tables: Vec<rocprof_csv::TableInput<'_>> = inputs
+            .iter()
+            .map(|input| rocprof_csv::TableInput {
+                label: input.label,
+                bytes: input.bytes,
+            })
+            .collect();
+        rocprof_csv::read_tables(&tables, builder)
     }
 }
 
@@ -57,12 +160,20 @@ impl TraceFormat {
 pub struct ReadOptions {
     /// Kineto JSON reader settings.
     pub kineto: KinetoJsonOptions,
+    /// Read every file as this format instead of sniffing (`--format`). Default: sniff.
+    pub format: Option<TraceFormat>,
 }
 
 impl ReadOptions {
     /// Options with the given Kineto settings.
     pub fn with_kineto(mut self, kineto: KinetoJsonOptions) -> Self {
         self.kineto = kineto;
+        self
+    }
+
+    /// Options that read every file as `format` (`None`: sniff).
+    pub fn with_format(mut self, format: Option<TraceFormat>) -> Self {
+        self.format = format;
         self
     }
 }
@@ -101,7 +212,18 @@ pub fn read_trace_file(path: &Path, options: &ReadOptions) -> Result<Trace, Inge
         mark_inflate_partial(&mut trace, offset);
         return Ok(trace);
     }
-    read_trace_bytes(&bytes, options)
+    let label = path.display().to_string();
+    let companions = companion_tables(path, &bytes, options)?;
+    let mut inputs = vec![Input {
+        label: &label,
+        bytes: &bytes,
+    }];
+    inputs.extend(
+        companions
+            .iter()
+            .map(|(label, bytes)| Input { label, bytes }),
+    );
+    read_inputs(&inputs, options)
         .map(|mut trace| {
             if let Some(offset) = partial_inflate {
                 mark_inflate_partial(&mut trace, offset);
@@ -109,6 +231,28 @@ pub fn read_trace_file(path: &Path, options: &ReadOptions) -> Result<Trace, Inge
             trace
         })
         .map_err(|failure| failure.with_path(path))
+}
+
+/// The other tables of the rocprofv3 run `path` belongs to, when it is one of its CSV tables
+/// (`<prefix>kernel_trace.csv` beside `<prefix>hip_api_trace.csv`…): labels and bytes.
+fn companion_tables(
+    path: &Path,
+    bytes: &[u8],
+    options: &ReadOptions,
+) -> Result<Vec<(String, Vec<u8>)>, IngestError> {
+    let format = options.format.or_else(|| TraceFormat::detect(bytes));
+    if format != Some(TraceFormat::RocprofCsv) {
+        return Ok(Vec::new());
+    }
+    let mut tables = Vec::new();
+    for companion in rocprof_csv::companion_paths(path) {
+        let bytes = fs_err::read(&companion).map_err(|source| IngestError::Io {
+            path: companion.clone(),
+            source,
+        })?;
+        tables.push((companion.display().to_string(), bytes));
+    }
+    Ok(tables)
 }
 
 fn mark_inflate_partial(trace: &mut Trace, compressed_offset: u64) {
@@ -130,28 +274,44 @@ fn mark_inflate_partial(trace: &mut Trace, compressed_offset: u64) {
 /// lies orders of magnitude outside the span of the rest of the trace are refused (kept in
 /// [`Trace::damaged`]) and exact copies of a GPU event are dropped (counted).
 pub fn read_trace_bytes(bytes: &[u8], options: &ReadOptions) -> Result<Trace, IngestError> {
-    if is_blank(bytes) {
+    read_inputs(
+        &[Input {
+            label: "input",
+            bytes,
+        }],
+        options,
+    )
+}
+
+/// Reads the inputs of one trace (one file, or the CSV tables of one rocprofv3 run): the
+/// format is `options.format`, or sniffed from the first input.
+pub fn read_inputs(inputs: &[Input<'_>], options: &ReadOptions) -> Result<Trace, IngestError> {
+    let first = inputs.first().map_or(&[][..], |input| input.bytes);
+    if is_blank(first) {
         return Err(IngestError::Empty { path: None });
     }
-    if let Some(recognised) = recognise_other(bytes) {
+    let format = match options.format {
+        Some(format) => format,
+        None => detect_format(first)?,
+    };
+    let mut builder = TraceBuilder::new();
+    format.read(inputs, options, &mut builder)?;
+    validate::validate(&mut builder);
+    Ok(builder.finish())
+}
+
+/// The format of `head`, or what it is when stepscope does not read it.
+fn detect_format(head: &[u8]) -> Result<TraceFormat, IngestError> {
+    if let Some(recognised) = recognise_other(head) {
         return Err(IngestError::UnknownFormat {
             path: None,
             recognised: Some(recognised),
         });
     }
-    match TraceFormat::detect(bytes) {
-        Some(TraceFormat::KinetoJson) => {
-            let mut builder = TraceBuilder::new();
-            kineto_json::read(bytes, &options.kineto, &mut builder)
-                .map_err(IngestError::from_read_failure)?;
-            validate::validate(&mut builder);
-            Ok(builder.finish())
-        }
-        None => Err(IngestError::UnknownFormat {
-            path: None,
-            recognised: recognise_other(bytes),
-        }),
-    }
+    TraceFormat::detect(head).ok_or(IngestError::UnknownFormat {
+        path: None,
+        recognised: None,
+    })
 }
 
 /// Whether `bytes` hold nothing but JSON whitespace, after an optional byte-order mark.
@@ -165,18 +325,17 @@ fn is_blank(bytes: &[u8]) -> bool {
 
 /// Names profiler formats that stepscope recognises but does not read yet (DESIGN.md §5),
 /// so the error can say what the file is.
-fn recognise_other(head: &[u8]) -> Option<&'static str> {
-    let head = &head[..head.len().min(4096)];
+fn recognise_other(bytes: &[u8]) -> Option<&'static str> {
+    // A CSV header line can be long (omniperf writes 50 kB of counter names).
+    let csv = rocprof_csv::sniff(bytes);
+    let head = &bytes[..bytes.len().min(4096)];
     let has = |needle: &[u8]| head.windows(needle.len()).any(|w| w == needle);
     if head.starts_with(b"SQLite format 3\0") {
         Some("an SQLite database: rocpd, RPD or an Nsight Systems export")
     } else if has(b"\"rocprofiler-sdk-tool\"") {
         Some("rocprofv3 JSON")
-    } else if !head.trim_ascii_start().starts_with(b"{")
-        && !head.trim_ascii_start().starts_with(b"[")
-        && (head.starts_with(b"\"Kind\",\"Agent_Id\"") || has(b"\"Correlation_Id\""))
-    {
-        Some("rocprofv3 CSV")
+    } else if csv != Some(true) {
+        rocprof_csv::recognise(bytes)
     } else {
         None
     }
@@ -198,8 +357,10 @@ mod tests {
                 Some("rocprofv3 JSON"),
             ),
             (
-                b"\"Kind\",\"Agent_Id\",\"Queue_Id\"\n",
-                Some("rocprofv3 CSV"),
+                b"Dispatch_ID,GPU_ID,Kernel_Name,Correlation_ID,SQ_WAVES\n1,2,k,0,5\n",
+                Some(
+                    "a rocprof counter table (pmc_perf.csv: counters per dispatch, no timestamps)",
+                ),
             ),
             (b"plain text", None),
         ];

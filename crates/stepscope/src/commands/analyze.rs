@@ -21,7 +21,7 @@ use stepscope_analysis::passes::ranges::{RangeBreakdown, RangePattern};
 use stepscope_analysis::passes::replay_coverage::{CoverageTotals, Verdict};
 use stepscope_analysis::passes::stage_breakdown::StageBreakdown;
 use stepscope_analysis::{AnalysisOptions, analyze};
-use stepscope_ingest::{KinetoJsonOptions, ReadOptions, read_trace_file};
+use stepscope_ingest::{KinetoJsonOptions, ReadOptions, TraceFormat, read_trace_file};
 use stepscope_model::Trace;
 use stepscope_report::schema::{
     Breakdown, Combined, CoverageNumbers, Document, FailedFile, FileReport, Ranges, Tool,
@@ -72,6 +72,7 @@ impl AnalyzeSettings {
             categories,
             range,
             allow_truncated,
+            format,
             threads,
             top,
             color,
@@ -80,7 +81,9 @@ impl AnalyzeSettings {
         let kineto = KinetoJsonOptions::default()
             .with_threads(threads)
             .with_allow_truncated(allow_truncated);
-        let read = ReadOptions::default().with_kineto(kineto);
+        let read = ReadOptions::default()
+            .with_kineto(kineto)
+            .with_format(format.format());
         let categories = match categories {
             Some(path) => load_categories(&path)?,
             None => KernelCategories::embedded(),
@@ -141,7 +144,7 @@ fn read_with_progress(path: &Path, settings: &AnalyzeSettings) -> anyhow::Result
     let mut kineto = settings.read.kineto.clone();
     kineto.progress = Some(counter.clone());
     let progress = ReadProgress::start(&path.display().to_string(), counter, settings.progress);
-    let result = read_trace_file(path, &ReadOptions::default().with_kineto(kineto));
+    let result = read_trace_file(path, &settings.read.clone().with_kineto(kineto));
     progress.finish();
     Ok(result?)
 }
@@ -364,6 +367,11 @@ pub struct AnalyzeArgs {
     /// Analyse the events before a break in a truncated or corrupt file; results are marked partial.
     #[arg(long)]
     pub allow_truncated: bool,
+    /// The input format: `auto` (default: sniffed from each file's content), `kineto-json`
+    /// (PyTorch profiler), `rocprof-csv` (rocprofv3 CSV tables; a `*kernel_trace.csv` is
+    /// read with the `*hip_api_trace.csv` and `*memory_copy_trace.csv` of its run beside it).
+    #[arg(long, value_enum, default_value_t = FormatChoice::Auto)]
+    pub format: FormatChoice,
     /// Parse threads (0 = all cores).
     #[arg(long, default_value_t = 0, value_name = "N")]
     pub threads: usize,
@@ -376,6 +384,28 @@ pub struct AnalyzeArgs {
     /// No progress bar.
     #[arg(long)]
     pub no_progress: bool,
+}
+
+/// `--format`: sniff, or one reader for every file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum FormatChoice {
+    /// Sniffed from each file's content.
+    Auto,
+    /// PyTorch profiler (Kineto) Chrome-trace JSON.
+    KinetoJson,
+    /// rocprofv3 CSV tables.
+    RocprofCsv,
+}
+
+impl FormatChoice {
+    /// The reader to force, if any.
+    pub fn format(self) -> Option<TraceFormat> {
+        match self {
+            FormatChoice::Auto => None,
+            FormatChoice::KinetoJson => Some(TraceFormat::KinetoJson),
+            FormatChoice::RocprofCsv => Some(TraceFormat::RocprofCsv),
+        }
+    }
 }
 
 /// A `--range` pattern, or what is wrong with it.

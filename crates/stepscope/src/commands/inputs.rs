@@ -5,8 +5,9 @@ use anyhow::bail;
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
-/// The file name endings a folder search keeps.
-pub const TRACE_SUFFIXES: [&str; 3] = [".json", ".json.gz", ".json.zst"];
+/// The file name endings a folder search keeps: Kineto JSON, and the kernel table of a
+/// rocprofv3 CSV run (its other tables are read with it).
+pub const TRACE_SUFFIXES: [&str; 4] = [".json", ".json.gz", ".json.zst", "kernel_trace.csv"];
 
 /// Files as given, and trace files found (recursively, sorted) in folders.
 ///
@@ -22,7 +23,7 @@ pub fn expand_inputs(inputs: &[PathBuf]) -> anyhow::Result<Vec<PathBuf>> {
             walk(input, &mut files, &mut HashSet::new())?;
             if files.len() == before {
                 bail!(
-                    "`{}` holds no trace files (*.json, *.json.gz, *.json.zst)",
+                    "`{}` holds no trace files (*.json, *.json.gz, *.json.zst, rocprofv3 *kernel_trace.csv)",
                     input.display()
                 );
             }

@@ -263,10 +263,12 @@ fn odd_inputs_exit_2_without_panicking() {
 
 #[test]
 fn a_real_file_of_another_format_exits_2_with_a_hint() {
-    let csv = "rocprofiler-sdk/source/docs/data/kernel_trace.csv";
-    let run = stepscope(["analyze", csv]);
+    // An RPD (rocmProfileData SQLite) file: recognised, not read yet.
+    let rpd = "rocmprofiledata/examples/rocm-profile-data/results/matmul_result.rpd";
+    let run = stepscope(["analyze", rpd]);
     run.expect_code(2);
-    assert!(run.stderr.contains(csv), "stderr: {}", run.stderr);
+    assert!(run.stderr.contains(rpd), "stderr: {}", run.stderr);
+    assert!(run.stderr.contains("SQLite"), "stderr: {}", run.stderr);
     assert!(
         run.stderr.lines().any(|l| l.starts_with("hint:")),
         "stderr: {}",

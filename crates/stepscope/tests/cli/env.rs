@@ -596,7 +596,7 @@ fn env_trace_paths_that_are_not_there_are_errors() {
     run.expect_code(2);
     assert!(
         run.stderr
-            .contains("holds no trace files (*.json, *.json.gz, *.json.zst)"),
+            .contains("holds no trace files (*.json, *.json.gz, *.json.zst, rocprofv3"),
         "{}",
         run.stderr
     );

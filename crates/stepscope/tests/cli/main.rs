@@ -14,6 +14,7 @@ mod golden;
 mod json;
 mod multi_file;
 mod profile;
+mod rocprof_csv;
 mod schema_doc;
 mod serving;
 mod tile_trace;

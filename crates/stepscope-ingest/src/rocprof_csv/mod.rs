@@ -1,0 +1,251 @@
+//! rocprofv3 CSV (`--output-format csv`), and the kernel tables of rocprof v2 / omniperf
+//! (`timestamps.csv`).
+//!
+//! rocprofv3 writes one table per file, named `<prefix>kernel_trace.csv`,
+//! `<prefix>hip_api_trace.csv` (`hip_runtime_trace.csv` in its documentation),
+//! `<prefix>memory_copy_trace.csv` and others, from one run. [`read_tables`] reads any of them
+//! into one trace: kernel dispatches and memory copies as GPU events, HIP API rows as runtime
+//! calls, joined by their `Correlation_Id` (as rocprofv3 writes it, the id a HIP call shares
+//! with the dispatches it caused; `hipGraphLaunch` rows included, so graph replays are seen:
+//! a replay's dispatches are taken to carry its `hipGraphLaunch`'s correlation id, as the
+//! PyTorch profiler's ROCm traces show them — no public rocprofv3 CSV with graph launches
+//! exists to confirm it, so the tests derive such tables from a real Kineto trace).
+//! Which table a file is comes from its header, not its name; columns are found by name
+//! (case-insensitive), so the column sets of rocprofv3's versions and rocprof v2's all read.
+//! Timestamps are nanoseconds. rocprof v2 and omniperf end kernel names with ` (.kd)`
+//! (the code object's kernel descriptor): stripped, so names match the other formats'.
+//! A row that cannot be read (a ragged row, a timestamp that is not a number, an end before
+//! its start) is skipped and counted, never fatal; a table with a column missing is an
+//! error naming the file's table and the column.
+
+mod columns;
+
+use crate::IngestError;
+use columns::{Columns, Table};
+use stepscope_model::{
+    CorrelationId, Duration, GpuEventKind, GpuEventRecord, RuntimeCallKind, RuntimeCallRecord,
+    Severity, StreamId, ThreadId, Timestamp, TraceBuilder,
+};
+
+/// Whether `head` starts like a rocprof CSV table: a header line naming a kernel, HIP API or
+/// memory copy table. Without a line break, the whole of `head` is taken as the header (a
+/// table with no rows); never `None`, since the header decides.
+pub fn sniff(head: &[u8]) -> Option<bool> {
+    let head = head.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(head);
+    // A header line may be long (omniperf: 50 kB of counter names), but not a megabyte.
+    let end = head
+        .iter()
+        .take(1 << 20)
+        .position(|b| *b == b'\n')
+        .unwrap_or(head.len().min(1 << 20));
+    let line = String::from_utf8_lossy(&head[..end]);
+    Some(Table::of_header(&split_header(&line)).is_some())
+}
+
+/// What a file holds when it looks like rocprof CSV but is not a trace table (counters
+/// only, no timestamps), for the error.
+pub fn recognise(head: &[u8]) -> Option<&'static str> {
+    let end = head.iter().take(1 << 20).position(|b| *b == b'\n')?;
+    let line = String::from_utf8_lossy(&head[..end]).to_ascii_lowercase();
+    (line.contains("kernel_name") && !line.contains("start_timestamp"))
+        .then_some("a rocprof counter table (pmc_perf.csv: counters per dispatch, no timestamps)")
+}
+
+fn split_header(line: &str) -> Vec<String> {
+    line.trim_end_matches('\r')
+        .split(',')
+        .map(|field| field.trim().trim_matches('"').to_owned())
+        .collect()
+}
+
+/// The names rocprofv3 gives its trace tables (after a `<pid>_` or `--output-file` prefix).
+pub const TABLE_FILE_SUFFIXES: [&str; 4] = [
+    "kernel_trace.csv",
+    "hip_api_trace.csv",
+    "hip_runtime_trace.csv",
+    "memory_copy_trace.csv",
+];
+
+/// The other trace tables of the run `path` belongs to: same folder, same prefix, another
+/// table name; none when `path` is not named as a rocprofv3 table.
+pub fn companion_paths(path: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let Some(name) = path.file_name().and_then(|n| n.to_str()) else {
+        return Vec::new();
+    };
+    let Some((prefix, own)) = TABLE_FILE_SUFFIXES
+        .iter()
+        .find_map(|suffix| name.strip_suffix(suffix).map(|prefix| (prefix, *suffix)))
+    else {
+        return Vec::new();
+    };
+    TABLE_FILE_SUFFIXES
+        .iter()
+        .filter(|suffix| **suffix != own)
+        .map(|suffix| path.with_file_name(format!("{prefix}{suffix}")))
+        .filter(|companion| companion.is_file())
+        .collect()
+}
+
+/// One table's bytes, named for messages.
+#[derive(Debug, Clone, Copy)]
+pub struct TableInput<'a> {
+    /// The file (or `input`), for messages.
+    pub label: &'a str,
+    /// Its bytes.
+    pub bytes: &'a [u8],
+}
+
+/// Reads rocprof CSV tables of one run into `builder`.
+pub fn read_tables(
+    tables: &[TableInput<'_>],
+    builder: &mut TraceBuilder,
+) -> Result<(), IngestError> {
+    let mut saw_gpu_table = false;
+    for table in tables {
+        let kind = read_table(*table, builder)?;
+        saw_gpu_table |= kind != Table::HipApi;
+    }
+    let metadata = builder.metadata_mut();
+    if metadata.device_names.is_empty() && saw_gpu_table {
+        // rocprof runs on AMD GPUs only: the format itself says the platform.
+        metadata
+            .device_names
+            .push("AMD GPU (rocprof CSV)".to_owned());
+    }
+    Ok(())
+}
+
+/// Reads one table; returns which it was.
+fn read_table(input: TableInput<'_>, builder: &mut TraceBuilder) -> Result<Table, IngestError> {
+    let mut reader = csv::ReaderBuilder::new()
+        .flexible(true)
+        .from_reader(input.bytes);
+    let header: Vec<String> = reader
+        .headers()
+        .map_err(|e| csv_error(input.label, 1, &e.to_string()))?
+        .iter()
+        .map(str::to_owned)
+        .collect();
+    let table = Table::of_header(&header).ok_or_else(|| IngestError::Csv {
+        path: input.label.to_owned(),
+        line: 1,
+        message: "the header names no kernel, HIP API or memory copy table".to_owned(),
+        hint: "rocprofv3 writes these with --kernel-trace, --hip-trace and --memory-copy-trace (--output-format csv)",
+    })?;
+    let columns = Columns::find(table, &header).map_err(|missing| IngestError::Csv {
+        path: input.label.to_owned(),
+        line: 1,
+        message: format!("the {} table has no `{missing}` column", table.as_str()),
+        hint: "is the file complete, and written by rocprofv3 (or rocprof v2 / omniperf for kernels)?",
+    })?;
+    let mut skipped = 0_u64;
+    for record in reader.records() {
+        builder.counts_mut().events += 1;
+        let row = match record {
+            Ok(row) => row,
+            Err(_) => {
+                skipped += 1;
+                continue;
+            }
+        };
+        if add_row(table, &columns, &row, builder).is_none() {
+            skipped += 1;
+        }
+    }
+    builder.stats_mut().add(
+        "rocprof_csv_rows_skipped",
+        Severity::DataLoss,
+        "Rows of a rocprof CSV table that could not be read (too few fields, a timestamp that is not a number, an end before its start) were skipped",
+        skipped,
+    );
+    Ok(table)
+}
+
+fn csv_error(label: &str, line: u64, message: &str) -> IngestError {
+    IngestError::Csv {
+        path: label.to_owned(),
+        line,
+        message: message.to_owned(),
+        hint: "is the file complete? rocprofv3 writes its CSV tables when the profiled process exits",
+    }
+}
+
+/// Adds one row; `None` when a field it needs is missing or not a number.
+fn add_row(
+    table: Table,
+    columns: &Columns,
+    row: &csv::StringRecord,
+    builder: &mut TraceBuilder,
+) -> Option<()> {
+    let number = |index: Option<usize>| -> Option<i64> { row.get(index?)?.trim().parse().ok() };
+    let start = number(columns.start)?;
+    let end = number(columns.end)?;
+    if end < start || start < 0 {
+        return None;
+    }
+    let start_time = Timestamp::from_nanos(start);
+    let duration = Duration::from_nanos(end - start);
+    let correlation = CorrelationId(u64::try_from(number(columns.correlation)?).unwrap_or(0));
+    let process = match number(columns.process) {
+        Some(pid) => builder.process_number(pid),
+        None => builder.process_label("rocprof"),
+    };
+    match table {
+        Table::HipApi => {
+            let name = row.get(columns.name?)?.trim();
+            let thread = ThreadId::Number(number(columns.thread).unwrap_or(0));
+            let call = RuntimeCallRecord {
+                kind: RuntimeCallKind::classify(name),
+                name: builder.intern(name),
+                process,
+                thread,
+                start: start_time,
+                duration,
+                correlation,
+                launched_kernel: None,
+            };
+            builder.add_runtime_call(call);
+        }
+        Table::Kernel | Table::MemoryCopy => {
+            let name = gpu_name(table, columns, row)?;
+            let event = GpuEventRecord {
+                kind: if table == Table::Kernel {
+                    GpuEventKind::Kernel
+                } else {
+                    GpuEventKind::Memcpy
+                },
+                name: builder.intern(&name),
+                process,
+                device: u32::try_from(number(columns.device).unwrap_or(0)).unwrap_or(0),
+                stream: StreamId(u32::try_from(number(columns.queue).unwrap_or(0)).unwrap_or(0)),
+                start: start_time,
+                duration,
+                correlation,
+                graph_id: None,
+            };
+            builder.add_gpu_event(event);
+        }
+    }
+    Some(())
+}
+
+/// A kernel's name without rocprof v2's ` (.kd)`; a copy's as `Memcpy <direction>`.
+fn gpu_name(table: Table, columns: &Columns, row: &csv::StringRecord) -> Option<String> {
+    let field = row.get(columns.name?)?.trim();
+    Some(match table {
+        Table::Kernel => field.strip_suffix(" (.kd)").unwrap_or(field).to_owned(),
+        _ => format!("Memcpy {}", copy_direction(field)),
+    })
+}
+
+/// `MEMORY_COPY_HOST_TO_DEVICE` → `HtoD`, as the PyTorch profiler names copies.
+fn copy_direction(field: &str) -> String {
+    let direction = field.trim_start_matches("MEMORY_COPY_");
+    match direction {
+        "HOST_TO_DEVICE" => "HtoD".to_owned(),
+        "DEVICE_TO_HOST" => "DtoH".to_owned(),
+        "DEVICE_TO_DEVICE" => "DtoD".to_owned(),
+        "HOST_TO_HOST" => "HtoH".to_owned(),
+        other => other.to_owned(),
+    }
+}

@@ -1,0 +1,197 @@
+//! rocprofv3 CSV through `analyze`: replay coverage needs the HIP table's `hipGraphLaunch`
+//! rows joined to the kernel table's dispatches. No public rocprofv3 CSV holds graph
+//! launches, so the tests write the tables rocprofv3 would (its column sets, ns timestamps)
+//! from the real piecewise vLLM trace — its kernels and its HIP runtime calls, correlation ids
+//! kept — and check that the CSV run gives the replay numbers the JSON gives; then the same
+//! with the kernels of two replays removed (the symptom), made from the same real file.
+
+use crate::common::{VLLM_PIECEWISE, arg, incomplete_piecewise, stepscope, tempdir, trace};
+use serde_json::Value;
+use std::path::Path;
+
+/// A Kineto trace's events (plain or gzip JSON).
+fn kineto_events(path: &Path) -> Vec<Value> {
+    let bytes = std::fs::read(path).expect("read");
+    let text = if bytes.starts_with(&[0x1f, 0x8b]) {
+        use std::io::Read;
+        let mut out = String::new();
+        flate2::read::MultiGzDecoder::new(&bytes[..])
+            .read_to_string(&mut out)
+            .expect("gunzip");
+        out
+    } else {
+        String::from_utf8(bytes).expect("UTF-8")
+    };
+    let mut doc: Value = serde_json::from_str(&text).expect("JSON");
+    match doc["traceEvents"].take() {
+        Value::Array(events) => events,
+        _ => panic!("no traceEvents in {}", path.display()),
+    }
+}
+
+/// Nanoseconds from Kineto's microseconds.
+fn ns(us: &Value) -> i64 {
+    (us.as_f64().unwrap_or(0.0) * 1000.0).round() as i64
+}
+
+/// A kernel event as a rocprofv3 `kernel_trace.csv` row.
+fn kernel_row(event: &Value, index: usize) -> Vec<String> {
+    let start = ns(&event["ts"]);
+    vec![
+        "KERNEL_DISPATCH".to_owned(),
+        event["args"]["device"].as_i64().unwrap_or(0).to_string(),
+        event["tid"].as_i64().unwrap_or(0).to_string(),
+        "1".to_owned(),
+        index.to_string(),
+        "0".to_owned(),
+        event["name"].as_str().unwrap_or_default().to_owned(),
+        event["args"]["correlation"]
+            .as_i64()
+            .unwrap_or(0)
+            .to_string(),
+        start.to_string(),
+        (start + ns(&event["dur"])).to_string(),
+    ]
+}
+
+/// A runtime call as a rocprofv3 `hip_api_trace.csv` row.
+fn call_row(event: &Value) -> Vec<String> {
+    let start = ns(&event["ts"]);
+    vec![
+        "HIP_RUNTIME_API".to_owned(),
+        event["name"].as_str().unwrap_or_default().to_owned(),
+        event["pid"].as_i64().unwrap_or(0).to_string(),
+        event["tid"].as_i64().unwrap_or(0).to_string(),
+        event["args"]["correlation"]
+            .as_i64()
+            .unwrap_or(0)
+            .to_string(),
+        start.to_string(),
+        (start + ns(&event["dur"])).to_string(),
+    ]
+}
+
+/// Writes `<dir>/<prefix>kernel_trace.csv` and `<prefix>hip_api_trace.csv` from a Kineto
+/// trace's kernels and runtime calls; returns the kernel table's path.
+fn rocprof_tables(kineto: &Path, dir: &Path, prefix: &str) -> std::path::PathBuf {
+    let path = dir.join(format!("{prefix}kernel_trace.csv"));
+    let mut kernels = csv::Writer::from_path(&path).expect("csv");
+    kernels
+        .write_record([
+            "Kind",
+            "Agent_Id",
+            "Queue_Id",
+            "Thread_Id",
+            "Dispatch_Id",
+            "Kernel_Id",
+            "Kernel_Name",
+            "Correlation_Id",
+            "Start_Timestamp",
+            "End_Timestamp",
+        ])
+        .expect("header");
+    let mut calls =
+        csv::Writer::from_path(dir.join(format!("{prefix}hip_api_trace.csv"))).expect("csv");
+    calls
+        .write_record([
+            "Domain",
+            "Function",
+            "Process_Id",
+            "Thread_Id",
+            "Correlation_Id",
+            "Start_Timestamp",
+            "End_Timestamp",
+        ])
+        .expect("header");
+    for (index, event) in kineto_events(kineto).iter().enumerate() {
+        match event["cat"]
+            .as_str()
+            .unwrap_or_default()
+            .to_ascii_lowercase()
+            .as_str()
+        {
+            "kernel" => kernels.write_record(kernel_row(event, index)).expect("row"),
+            "cuda_runtime" | "cuda_driver" => calls.write_record(call_row(event)).expect("row"),
+            _ => {}
+        }
+    }
+    kernels.flush().expect("flush");
+    calls.flush().expect("flush");
+    path
+}
+
+/// The replay numbers of two readings of one run agree.
+#[track_caller]
+fn assert_same(csv: &Value, json: &Value) {
+    for key in [
+        "verdict",
+        "replays",
+        "recorded_replays",
+        "complete_replays",
+        "empty_replays",
+        "short_replays",
+        "recorded_nodes",
+    ] {
+        assert_eq!(csv[key], json[key], "{key}");
+    }
+}
+
+fn coverage(path: &Path) -> Value {
+    let run = stepscope([
+        "analyze",
+        path.to_str().expect("path"),
+        "--json",
+        "--no-progress",
+    ]);
+    run.expect_code(0);
+    run.json()["files"][0]["replay_coverage"].clone()
+}
+
+#[test]
+fn replays_read_from_rocprof_csv_match_the_same_run_read_from_json() {
+    let dir = tempdir();
+    let kernels = rocprof_tables(&trace(VLLM_PIECEWISE), dir.path(), "4242_");
+    let csv = coverage(&kernels);
+    let json = coverage(&trace(VLLM_PIECEWISE));
+    // MANIFEST.md: 25 replays of 3 graphs.
+    assert_eq!(csv["replays"], 25);
+    assert_same(&csv, &json);
+    // A folder holding the run's tables is one trace (its kernel table, the others with it).
+    let run = stepscope([
+        "analyze",
+        dir.path().to_str().expect("dir"),
+        "--json",
+        "--no-progress",
+    ]);
+    run.expect_code(0);
+    assert_eq!(run.json()["files"].as_array().map(Vec::len), Some(1));
+}
+
+#[test]
+fn replays_that_lost_their_kernels_in_rocprof_csv_fail_the_gate() {
+    let dir = tempdir();
+    let json = incomplete_piecewise(dir.path(), "incomplete.json");
+    let kernels = rocprof_tables(&json, dir.path(), "");
+    let csv = coverage(&kernels);
+    assert_eq!(csv["verdict"], "incomplete");
+    assert_eq!(
+        csv["empty_replays"], 2,
+        "the two replays whose kernels were removed"
+    );
+    assert_same(&csv, &coverage(&json));
+    let run = stepscope([
+        arg(Path::new("analyze")),
+        arg(&kernels),
+        arg(Path::new("--fail-on-incomplete")),
+    ]);
+    run.expect_code(3);
+    // Forcing the format reads the same; forcing the wrong one says why not.
+    let forced = stepscope([
+        "analyze",
+        kernels.to_str().expect("path"),
+        "--format",
+        "kineto-json",
+        "--no-progress",
+    ]);
+    forced.expect_code(2);
+}
