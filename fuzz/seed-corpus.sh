@@ -3,7 +3,7 @@
 #
 #   fuzz/seed-corpus.sh [TRACES_DIR]     (default: /work/shared/traces)
 #
-# Needs gzip, zstd and jq. Writes fuzz/corpus/{kineto_json,kineto_gzip,kineto_split}/.
+# Needs gzip, zstd and jq. Writes fuzz/corpus/{kineto_json,kineto_gzip,kineto_split,rocprof_csv}/.
 set -euo pipefail
 
 traces=${1:-/work/shared/traces}
@@ -70,3 +70,16 @@ printf '\x00\x05%s' '{"ph":"X","cat":"kernel","name":"a","ts":1,"dur":1,"args":{
 
 chmod -R u+w "$here/corpus"
 echo "corpus: $(ls "$json" | wc -l) kineto_json, $(ls "$gz" | wc -l) kineto_gzip, $(ls "$split" | wc -l) kineto_split seeds under $here/corpus" >&2
+
+# rocprof_csv: the real rocprofv3 and rocprof v2 tables, and their heads.
+csv=$here/corpus/rocprof_csv
+mkdir -p "$csv"
+for source in rocprofiler-sdk/source/docs/data/kernel_trace.csv \
+    rocprofiler-sdk/source/docs/data/hip_runtime_trace.csv \
+    omniperf/tests/workloads/device_filter/MI300X_A1/timestamps.csv; do
+  path=$traces/$source
+  [[ -f $path ]] || { echo "skip (missing): $source" >&2; continue; }
+  name=$(basename "$source" .csv)
+  cp "$path" "$csv/$name.csv"
+  head -c 300 "$path" > "$csv/$name.head300.csv"
+done
