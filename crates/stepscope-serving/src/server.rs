@@ -300,7 +300,7 @@ impl ManagedServer {
     /// Whether any process of the group is still alive (zombies of the leader aside).
     pub fn group_alive(&mut self) -> bool {
         let _ = self.child.try_wait();
-        group_alive(self.group)
+        group_alive(self.group.as_raw())
     }
 
     /// SIGTERM to the group, up to `grace` for it to exit, then SIGKILL to what is left;
@@ -326,7 +326,7 @@ impl ManagedServer {
         let _ = killpg(self.group, Signal::SIGKILL);
         let _ = self.child.wait();
         let deadline = Instant::now() + Duration::from_secs(5);
-        while group_alive(self.group) && Instant::now() < deadline {
+        while group_alive(self.group.as_raw()) && Instant::now() < deadline {
             std::thread::sleep(Duration::from_millis(20));
         }
         StopOutcome::Killed
@@ -340,17 +340,17 @@ impl Drop for ManagedServer {
 }
 
 /// Whether a process group has any member left that is not a zombie.
-pub fn group_alive(group: Pid) -> bool {
+pub fn group_alive(group: i32) -> bool {
     match group_members(group) {
         Some(members) => !members.is_empty(),
-        None => !matches!(killpg(group, None), Err(Errno::ESRCH)),
+        None => !matches!(killpg(Pid::from_raw(group), None), Err(Errno::ESRCH)),
     }
 }
 
 /// The live (not zombie) processes of a group, from `/proc`; `None` without `/proc`. A
 /// zombie whose parent does not reap it (PID 1 of a container often does not) still
 /// answers signal 0, so signals alone cannot tell a stopped group from a live one.
-pub fn group_members(group: Pid) -> Option<Vec<i32>> {
+pub fn group_members(group: i32) -> Option<Vec<i32>> {
     let entries = std::fs::read_dir("/proc").ok()?;
     let mut members = Vec::new();
     for entry in entries.flatten() {
@@ -370,7 +370,7 @@ pub fn group_members(group: Pid) -> Option<Vec<i32>> {
         };
         let fields: Vec<&str> = rest.split_whitespace().collect();
         let live = !matches!(fields.first(), Some(&"Z") | Some(&"X") | None);
-        if live && fields.get(2).and_then(|g| g.parse::<i32>().ok()) == Some(group.as_raw()) {
+        if live && fields.get(2).and_then(|g| g.parse::<i32>().ok()) == Some(group) {
             members.push(pid);
         }
     }

@@ -162,6 +162,22 @@ pub enum Verdict {
 }
 
 impl Verdict {
+    /// Every verdict, from least to most severe (their order).
+    pub const ALL: [Verdict; 7] = [
+        Verdict::NoEvents,
+        Verdict::NoReplays,
+        Verdict::Complete,
+        Verdict::Unverified,
+        Verdict::Mistimed,
+        Verdict::Damaged,
+        Verdict::Incomplete,
+    ];
+
+    /// The verdict [`Verdict::as_str`] names, if it names one.
+    pub fn from_name(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|v| v.as_str() == name)
+    }
+
     /// Lower-case name, as in JSON output.
     pub fn as_str(self) -> &'static str {
         match self {

@@ -23,8 +23,8 @@ mod columns;
 use crate::IngestError;
 use columns::{Columns, Table};
 use stepscope_model::{
-    CorrelationId, Duration, GpuEventKind, GpuEventRecord, RuntimeCallKind, RuntimeCallRecord,
-    Severity, StreamId, ThreadId, Timestamp, TraceBuilder,
+    CorrelationId, Duration, GpuEventKind, GpuEventRecord, ProcessId, RuntimeCallKind,
+    RuntimeCallRecord, Severity, StreamId, ThreadId, Timestamp, TraceBuilder,
 };
 
 /// Whether `head` starts like a rocprof CSV table: a header line naming a kernel, HIP API or
@@ -32,6 +32,10 @@ use stepscope_model::{
 /// table with no rows); never `None`, since the header decides.
 pub fn sniff(head: &[u8]) -> Option<bool> {
     let head = head.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(head);
+    // JSON (every Kineto file) is decided by its first byte, before any line is scanned.
+    if matches!(head.trim_ascii_start().first(), Some(b'{' | b'[')) {
+        return Some(false);
+    }
     // A header line may be long (omniperf: 50 kB of counter names), but not a megabyte.
     let end = head
         .iter()
@@ -138,6 +142,11 @@ fn read_table(input: TableInput<'_>, builder: &mut TraceBuilder) -> Result<Table
         message: format!("the {} table has no `{missing}` column", table.as_str()),
         hint: "is the file complete, and written by rocprofv3 (or rocprof v2 / omniperf for kernels)?",
     })?;
+    // Kernel tables without a process column (rocprofv3's) file their rows under one lane.
+    let unnamed_process = columns
+        .process
+        .is_none()
+        .then(|| builder.process_label("rocprof"));
     let mut skipped = 0_u64;
     for record in reader.records() {
         builder.counts_mut().events += 1;
@@ -148,7 +157,7 @@ fn read_table(input: TableInput<'_>, builder: &mut TraceBuilder) -> Result<Table
                 continue;
             }
         };
-        if add_row(table, &columns, &row, builder).is_none() {
+        if add_row((table, &columns), &row, unnamed_process, builder).is_none() {
             skipped += 1;
         }
     }
@@ -172,9 +181,9 @@ fn csv_error(label: &str, line: u64, message: &str) -> IngestError {
 
 /// Adds one row; `None` when a field it needs is missing or not a number.
 fn add_row(
-    table: Table,
-    columns: &Columns,
+    (table, columns): (Table, &Columns),
     row: &csv::StringRecord,
+    unnamed_process: Option<ProcessId>,
     builder: &mut TraceBuilder,
 ) -> Option<()> {
     let number = |index: Option<usize>| -> Option<i64> { row.get(index?)?.trim().parse().ok() };
@@ -188,7 +197,7 @@ fn add_row(
     let correlation = CorrelationId(u64::try_from(number(columns.correlation)?).unwrap_or(0));
     let process = match number(columns.process) {
         Some(pid) => builder.process_number(pid),
-        None => builder.process_label("rocprof"),
+        None => unnamed_process.unwrap_or_else(|| builder.process_label("rocprof")),
     };
     match table {
         Table::HipApi => {

@@ -106,7 +106,7 @@ fn stop_groups(state: &State, grace: Duration) {
         let _ = killpg(Pid::from_raw(*group), Signal::SIGTERM);
     }
     let deadline = Instant::now() + grace;
-    let alive = |g: &i32| crate::server::group_alive(Pid::from_raw(*g));
+    let alive = |g: &i32| crate::server::group_alive(*g);
     while Instant::now() < deadline && groups.iter().any(alive) {
         std::thread::sleep(Duration::from_millis(100));
     }

@@ -216,14 +216,24 @@ fn record_windows(
         }
     }
     let report = load.stop().map_err(ProfileError::Load)?;
-    let file = "bench/windows-load.json";
+    let summary = write_load_report(run, "bench/windows-load.json", &report)?;
+    run.update(|r| r.windows_load = Some(summary))?;
+    Ok(())
+}
+
+/// Writes a load phase's report to `file` (`stepscope bench --json`'s schema); returns its
+/// summary for the record.
+fn write_load_report(
+    run: &RunDir,
+    file: &str,
+    report: &stepscope_load::BenchReport,
+) -> Result<LoadSummary, ProfileError> {
     let mut bytes = Vec::new();
     report
         .write_json(&mut bytes)
         .map_err(|e| ProfileError::Load(e.to_string()))?;
     run.write(file, &bytes)?;
-    run.update(|r| r.windows_load = Some(LoadSummary::of(&report, file)))?;
-    Ok(())
+    Ok(LoadSummary::of(report, file))
 }
 
 /// Waits until every request slot has streamed: the test request passed and the server

@@ -57,6 +57,28 @@ pub struct RunRecord {
     pub throughput: Option<ThroughputRecord>,
 }
 
+impl RunRecord {
+    /// A run of `config` (read from `path`, copied to `config.yaml`) starting now.
+    pub fn start(config: &ServingConfig, path: &Path) -> Self {
+        RunRecord {
+            schema_version: RESULTS_SCHEMA_VERSION,
+            status: RunStatus::Running,
+            error: None,
+            phase: "start".to_owned(),
+            started_at: super::now(),
+            finished_at: None,
+            config: ConfigRecord::new(config, path, "config.yaml"),
+            server: None,
+            baseline_server: None,
+            load: LoadRecord::from(config.load),
+            verdict: None,
+            windows: Vec::new(),
+            windows_load: None,
+            throughput: None,
+        }
+    }
+}
+
 /// A config as run.
 #[derive(Debug, Clone, Serialize)]
 pub struct ConfigRecord {

@@ -10,7 +10,6 @@ use crate::fingerprint::{Fingerprint, may_reuse};
 use crate::launch::{LaunchPlan, default_port};
 use crate::server::{ManagedServer, ReadyCheck, ServerLaunch, agent, group_alive};
 use crate::windows::enable_hint;
-use nix::unistd::Pid;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -294,7 +293,7 @@ pub fn attach_fingerprint(
     }
     let live = runs_serving(output_dir, url)
         .into_iter()
-        .find(|(_, server)| group_alive(Pid::from_raw(server.process_group)));
+        .find(|(_, server)| group_alive(server.process_group));
     match live.and_then(|(_, server)| server.fingerprint()) {
         Some(fingerprint) => Ok(fingerprint),
         None => Err(format!(

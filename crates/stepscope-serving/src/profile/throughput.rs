@@ -5,7 +5,7 @@
 //! cache.
 
 use super::load::LoadRun;
-use super::record::{Comparison, LoadSummary, PhaseRecord, ThroughputRecord};
+use super::record::{Comparison, PhaseRecord, ThroughputRecord};
 use super::rundir::RunDir;
 use super::{Interrupt, ProfileError, Timeouts};
 use crate::collect::{Expected, TraceSnapshot, collect_traces};
@@ -104,15 +104,10 @@ fn push(
     baseline: bool,
 ) -> Result<(), ProfileError> {
     let file = format!("bench/{kind}-{index}.json");
-    let mut bytes = Vec::new();
-    report
-        .write_json(&mut bytes)
-        .map_err(|e| ProfileError::Load(e.to_string()))?;
-    context.run.write(&file, &bytes)?;
     let phase = PhaseRecord {
         kind,
         index,
-        load: LoadSummary::of(report, &file),
+        load: super::write_load_report(context.run, &file, report)?,
         traces,
     };
     context.run.update(|record| {

@@ -9,9 +9,7 @@ use std::path::{Path, PathBuf};
 use stepscope_serving::Fingerprint;
 use stepscope_serving::ProfileWindow;
 use stepscope_serving::collect::Expected;
-use stepscope_serving::profile::record::{
-    ConfigRecord, LoadRecord, LoadSummary, PhaseRecord, RunRecord, ThroughputRecord,
-};
+use stepscope_serving::profile::record::{LoadSummary, PhaseRecord, RunRecord, ThroughputRecord};
 use stepscope_serving::profile::{
     BootedServer, RESULTS_SCHEMA_VERSION, RunDir, RunStatus, attach_fingerprint, compare,
     profiler_dir,
@@ -182,22 +180,12 @@ fn attach_takes_a_given_fingerprint_or_the_run_that_kept_the_server() {
 
 fn record() -> RunRecord {
     let config = load_shipped("profile_vllm.yaml");
-    RunRecord {
-        schema_version: RESULTS_SCHEMA_VERSION,
-        status: RunStatus::Running,
-        error: None,
-        phase: "start".to_owned(),
-        started_at: "2026-12-03T09:00:00Z".to_owned(),
-        finished_at: None,
-        config: ConfigRecord::new(&config.config, &config.path, "config.yaml"),
-        server: None,
-        baseline_server: None,
-        load: LoadRecord::from(config.config.load),
-        verdict: None,
-        windows: Vec::new(),
-        windows_load: None,
-        throughput: None,
-    }
+    let record = RunRecord::start(&config.config, &config.path);
+    assert_eq!(
+        (record.schema_version, record.status, record.phase.as_str()),
+        (RESULTS_SCHEMA_VERSION, RunStatus::Running, "start")
+    );
+    record
 }
 
 #[test]

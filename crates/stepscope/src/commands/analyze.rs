@@ -296,17 +296,9 @@ pub fn outcome(document: &Document, settings: &AnalyzeSettings) -> Outcome {
     if verdicts.clone().any(|v| v == Verdict::NoEvents.as_str()) {
         return Outcome::InputError;
     }
-    let fails = |word: &str| {
-        [
-            Verdict::Incomplete,
-            Verdict::Damaged,
-            Verdict::Mistimed,
-            Verdict::Unverified,
-        ]
-        .into_iter()
-        .find(|v| v.as_str() == word)
-        .is_some_and(|v| v.fails_gate(settings.strict))
-    };
+    // No-events files returned above; the rest fail as their verdict says.
+    let fails =
+        |word: &str| Verdict::from_name(word).is_some_and(|v| v.fails_gate(settings.strict));
     if document.partial || verdicts.clone().any(fails) {
         Outcome::VerdictFailed
     } else {

@@ -12,10 +12,10 @@ use anyhow::{Context, bail};
 use clap::Args;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
-use stepscope_serving::profile::record::{ConfigRecord, LoadRecord};
+use stepscope_serving::profile::record::LoadRecord;
 use stepscope_serving::profile::{
-    Interrupt, ProfileError, ProfilePlan, RESULTS_SCHEMA_VERSION, RunDir, RunRecord, RunStatus,
-    ServerSource, Timeouts, attach_fingerprint, default_run_dir, now, profiler_dir, run_profile,
+    Interrupt, ProfileError, ProfilePlan, RunDir, RunRecord, RunStatus, ServerSource, Timeouts,
+    attach_fingerprint, default_run_dir, profiler_dir, run_profile,
 };
 use stepscope_serving::{
     ConfigFile, ConfigKind, Fingerprint, Framework, ProfileWindow, check_config, load_config,
@@ -296,22 +296,7 @@ fn check_windows(
 /// Makes the run directory and writes what the run starts from.
 fn prepare_run_dir(plan: &ProfilePlan, root: &Path) -> anyhow::Result<RunDir> {
     let config = &plan.config;
-    let record = RunRecord {
-        schema_version: RESULTS_SCHEMA_VERSION,
-        status: RunStatus::Running,
-        error: None,
-        phase: "start".to_owned(),
-        started_at: now(),
-        finished_at: None,
-        config: ConfigRecord::new(&config.config, &config.path, "config.yaml"),
-        server: None,
-        baseline_server: None,
-        load: LoadRecord::from(config.config.load),
-        verdict: None,
-        windows: Vec::new(),
-        windows_load: None,
-        throughput: None,
-    };
+    let record = RunRecord::start(&config.config, &config.path);
     let run = RunDir::create(root, record)?;
     let text = fs_err::read(&config.path)?;
     run.write("config.yaml", &text)?;

@@ -60,21 +60,10 @@ fn results(run: &Path) -> Value {
     serde_json::from_str(&text).expect("JSON")
 }
 
-/// Live processes of a process group, from /proc.
-fn group_members(group: i64) -> Vec<String> {
-    let mut members = Vec::new();
-    for entry in std::fs::read_dir("/proc").expect("/proc").flatten() {
-        let stat = std::fs::read_to_string(entry.path().join("stat")).unwrap_or_default();
-        let Some((_, rest)) = stat.rsplit_once(')') else {
-            continue;
-        };
-        let fields: Vec<&str> = rest.split_whitespace().collect();
-        let live = !matches!(fields.first(), Some(&"Z") | Some(&"X"));
-        if live && fields.get(2) == Some(&group.to_string().as_str()) {
-            members.push(entry.file_name().to_string_lossy().into_owned());
-        }
-    }
-    members
+/// Live processes of a process group (the library's own /proc reading).
+fn group_members(group: i64) -> Vec<i32> {
+    let group = i32::try_from(group).expect("a process group id");
+    stepscope_serving::server::group_members(group).unwrap_or_default()
 }
 
 #[track_caller]

@@ -6,9 +6,11 @@ use super::ProfileArgs;
 use crate::Outcome;
 use crate::commands::analyze::{AnalyzeSettings, analyze_paths, outcome};
 use std::path::PathBuf;
+use stepscope_analysis::combine::combine_verdicts;
 use stepscope_analysis::passes::kernel_categories::KernelCategories;
+use stepscope_analysis::passes::replay_coverage::Verdict;
 use stepscope_ingest::ReadOptions;
-use stepscope_report::schema::Document;
+use stepscope_report::schema::{Document, FileReport, UNREADABLE};
 use stepscope_report::terminal::{TableWidth, TerminalOptions};
 use stepscope_serving::profile::RunDir;
 use stepscope_serving::profile::record::{AnalysedFile, WindowAnalysis, WindowRecord};
@@ -96,13 +98,13 @@ fn write_window(
     let report_path = format!("{}/report.txt", window.dir);
     run.write(&document_path, json.as_bytes())?;
     run.write(&report_path, text.as_bytes())?;
-    let value: serde_json::Value = serde_json::from_str(&json)?;
-    let files: Vec<AnalysedFile> = value["files"]
-        .as_array()
-        .map(|files| files.iter().map(|f| analysed_file(run, f)).collect())
-        .unwrap_or_default();
+    let files: Vec<AnalysedFile> = document
+        .files
+        .iter()
+        .map(|file| analysed_file(run, file))
+        .collect();
     Ok(WindowAnalysis {
-        verdict: value["verdict"].as_str().unwrap_or("unreadable").to_owned(),
+        verdict: document.verdict.to_owned(),
         document: document_path,
         report: report_path,
         steps_in_trace: files
@@ -114,41 +116,30 @@ fn write_window(
     })
 }
 
-fn analysed_file(run: &RunDir, file: &serde_json::Value) -> AnalysedFile {
-    let coverage = &file["replay_coverage"];
-    let steps = file["steps"]["counts"]
-        .as_object()
-        .map(|counts| {
-            counts
-                .iter()
-                .filter_map(|(k, v)| v.as_u64().map(|v| (k.clone(), v)))
-                .collect()
-        })
-        .unwrap_or_default();
-    let path = file["path"].as_str().unwrap_or_default();
+fn analysed_file(run: &RunDir, file: &FileReport) -> AnalysedFile {
+    let coverage = &file.replay_coverage;
     AnalysedFile {
-        path: run.relative(std::path::Path::new(path)),
-        verdict: coverage["verdict"].as_str().unwrap_or_default().to_owned(),
-        steps,
-        replays: coverage["replays"].as_u64().unwrap_or(0),
-        completeness: coverage["completeness"].as_f64(),
+        path: run.relative(std::path::Path::new(&file.path)),
+        verdict: coverage.verdict.to_owned(),
+        steps: file
+            .steps
+            .counts
+            .iter()
+            .map(|(mode, count)| (mode.clone(), *count as u64))
+            .collect(),
+        replays: coverage.numbers.get("replays"),
+        completeness: coverage.numbers.completeness,
     }
 }
 
-/// The worst verdict, in `analyze`'s order (an unreadable file worst of all).
+/// The worst verdict, in `analyze`'s order; an unreadable window is worse than any.
 fn worst_verdict(verdicts: &[String]) -> Option<String> {
-    const ORDER: [&str; 8] = [
-        "no-events",
-        "no-replays",
-        "complete",
-        "unverified",
-        "mistimed",
-        "damaged",
-        "incomplete",
-        "unreadable",
-    ];
-    verdicts
-        .iter()
-        .max_by_key(|v| ORDER.iter().position(|o| o == v).unwrap_or(0))
-        .cloned()
+    if verdicts.is_empty() {
+        return None;
+    }
+    let known: Option<Vec<Verdict>> = verdicts.iter().map(|v| Verdict::from_name(v)).collect();
+    Some(match known {
+        Some(known) => combine_verdicts(known).as_str().to_owned(),
+        None => UNREADABLE.to_owned(),
+    })
 }
