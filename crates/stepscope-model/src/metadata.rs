@@ -19,6 +19,11 @@ pub struct TraceMetadata {
     pub schema_version: Option<u64>,
     /// `baseTimeNanoseconds`: the epoch the trace's timestamps count from, when written.
     pub base_time_ns: Option<u64>,
+    /// Why this file cannot link GPU work to the host calls that launched it, and how to
+    /// record a file that can (set by readers of formats where that part is optional: a
+    /// rocprofv3 run without `--hip-trace`, Nsight Systems' whole-graph records). Replay
+    /// coverage is then `unavailable`, never `complete`.
+    pub linkage_unavailable: Option<String>,
 }
 
 /// The GPU platform a trace was recorded on, from its header.

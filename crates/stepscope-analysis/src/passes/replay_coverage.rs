@@ -152,6 +152,9 @@ pub enum Verdict {
     Complete,
     /// No replay is short, empty or damaged, but some replays' sizes rest on themselves.
     Unverified,
+    /// The trace cannot show replays: GPU work with no launch linkage (no host runtime
+    /// calls, or a format that records whole graphs); see `ReplayCoverage::unavailable`.
+    Unavailable,
     /// Every replay has its kernels, but some were recorded at the wrong time: after their
     /// step, or with other kernels' durations.
     Mistimed,
@@ -163,11 +166,12 @@ pub enum Verdict {
 
 impl Verdict {
     /// Every verdict, from least to most severe (their order).
-    pub const ALL: [Verdict; 7] = [
+    pub const ALL: [Verdict; 8] = [
         Verdict::NoEvents,
         Verdict::NoReplays,
         Verdict::Complete,
         Verdict::Unverified,
+        Verdict::Unavailable,
         Verdict::Mistimed,
         Verdict::Damaged,
         Verdict::Incomplete,
@@ -185,6 +189,7 @@ impl Verdict {
             Verdict::NoReplays => "no-replays",
             Verdict::Complete => "complete",
             Verdict::Unverified => "unverified",
+            Verdict::Unavailable => "unavailable",
             Verdict::Damaged => "damaged",
             Verdict::Mistimed => "mistimed",
             Verdict::Incomplete => "incomplete",
@@ -195,7 +200,11 @@ impl Verdict {
     /// unverified sizes).
     pub fn fails_gate(self, strict: bool) -> bool {
         match self {
-            Verdict::Incomplete | Verdict::Damaged | Verdict::Mistimed | Verdict::NoEvents => true,
+            Verdict::Incomplete
+            | Verdict::Damaged
+            | Verdict::Mistimed
+            | Verdict::Unavailable
+            | Verdict::NoEvents => true,
             Verdict::Unverified => strict,
             Verdict::Complete | Verdict::NoReplays => false,
         }
@@ -252,6 +261,9 @@ pub struct ReplayCoverage {
     pub limits_hit: Vec<&'static str>,
     /// Graphs (or unknown-graph replays) sized by the `--capture` trace.
     pub capture_matches: u32,
+    /// Why the trace cannot show replays (verdict `unavailable`), and how to record one that
+    /// can.
+    pub unavailable: Option<String>,
 }
 
 /// Inputs besides the trace.
@@ -462,8 +474,13 @@ fn summarise(
     totals.refused_launches = inputs.launches.refused_launches;
     totals.apply_idle_bound(missing.idle_bound);
     let graphs = graph_rows(trace, inputs, per_graph, unknown);
+    let unavailable = unavailable(trace, &totals, inputs.links.orphans);
     ReplayCoverage {
-        verdict: verdict(trace, &totals),
+        verdict: match unavailable {
+            Some(_) => Verdict::Unavailable,
+            None => verdict(trace, &totals),
+        },
+        unavailable,
         replays,
         graphs,
         totals,
@@ -503,6 +520,35 @@ fn verdict(trace: &Trace, totals: &CoverageTotals) -> Verdict {
     } else {
         Verdict::NoReplays
     }
+}
+
+/// Hint for traces whose GPU work has no launching host calls at all.
+pub const NO_HOST_CALLS: &str = "the trace holds GPU work but no host call that launches it (no runtime API events), so graph launches — and whether their kernels were recorded — cannot be seen; record the host side too (PyTorch profiler: activities CPU and CUDA; rocprofv3: --hip-trace or --runtime-trace; nsys: --trace=cuda)";
+
+/// Why replays cannot be judged in this trace: what its reader said, or GPU work that no
+/// launch call links to (none recorded, or none sharing a correlation id with it).
+fn unavailable(trace: &Trace, totals: &CoverageTotals, orphans: OrphanCounts) -> Option<String> {
+    if let Some(reason) = &trace.metadata.linkage_unavailable {
+        return Some(reason.clone());
+    }
+    let gpu_events = trace.gpu.len() as u64;
+    if totals.replays > 0 || gpu_events == 0 {
+        return None;
+    }
+    let launches = trace.runtime.kind.iter().any(|kind| {
+        matches!(
+            kind,
+            RuntimeCallKind::EagerLaunch | RuntimeCallKind::GraphLaunch
+        )
+    });
+    if !launches {
+        return Some(NO_HOST_CALLS.to_owned());
+    }
+    (orphans.kernels + orphans.transfers == gpu_events).then(|| {
+        format!(
+            "none of the {gpu_events} GPU events shares a correlation id with a host call: the host and GPU records are not of one run, or their ids were not recorded, so graph launches and their kernels cannot be matched; record both sides in one profiler run"
+        )
+    })
 }
 
 fn multi_kernel_launches(trace: &Trace, links: &LaunchLinks) -> Vec<MultiKernelLaunch> {

@@ -90,6 +90,9 @@ pub fn companion_paths(path: &std::path::Path) -> Vec<std::path::PathBuf> {
         .collect()
 }
 
+/// Why GPU tables read alone cannot show replays.
+pub const NO_HIP_TABLE: &str = "the kernel table was read without a HIP API table of the same run, so no dispatch can be linked to the hipGraphLaunch that replayed it; record with rocprofv3 --kernel-trace --hip-trace --output-format csv (or --runtime-trace) and give the run's folder, or its kernel_trace.csv with hip_api_trace.csv beside it";
+
 /// One table's bytes, named for messages.
 #[derive(Debug, Clone, Copy)]
 pub struct TableInput<'a> {
@@ -105,11 +108,16 @@ pub fn read_tables(
     builder: &mut TraceBuilder,
 ) -> Result<(), IngestError> {
     let mut saw_gpu_table = false;
+    let mut saw_hip_table = false;
     for table in tables {
         let kind = read_table(*table, builder)?;
         saw_gpu_table |= kind != Table::HipApi;
+        saw_hip_table |= kind == Table::HipApi;
     }
     let metadata = builder.metadata_mut();
+    if saw_gpu_table && !saw_hip_table {
+        metadata.linkage_unavailable = Some(NO_HIP_TABLE.to_owned());
+    }
     if metadata.device_names.is_empty() && saw_gpu_table {
         // rocprof runs on AMD GPUs only: the format itself says the platform.
         metadata

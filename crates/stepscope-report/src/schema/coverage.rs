@@ -20,8 +20,11 @@ pub const MAX_FINDINGS: usize = 200;
 /// Replay coverage of one file.
 #[derive(Debug, Clone, Serialize)]
 pub struct Coverage {
-    /// `complete`, `unverified`, `incomplete`, `damaged`, `no-replays` or `no-events`.
+    /// `complete`, `unverified`, `unavailable`, `mistimed`, `damaged`, `incomplete`,
+    /// `no-replays` or `no-events`.
     pub verdict: &'static str,
+    /// With `unavailable`: why this file cannot show replays, and how to record one that can.
+    pub unavailable_reason: Option<String>,
     /// Counts, ratios and ranges.
     #[serde(flatten)]
     pub numbers: CoverageNumbers,
@@ -619,6 +622,7 @@ pub fn coverage(trace: &Trace, analysis: &TraceAnalysis) -> Coverage {
     let share = c.totals.missing_share(c.recorded_gpu_time);
     Coverage {
         verdict: c.verdict.as_str(),
+        unavailable_reason: c.unavailable.clone(),
         numbers: CoverageNumbers::new(&c.totals),
         recorded_gpu_time_us: micros(c.recorded_gpu_time),
         missing_share: share.estimate,

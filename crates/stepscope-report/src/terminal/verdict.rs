@@ -15,6 +15,7 @@ pub fn verdict_word(verdict: &str, options: &TerminalOptions) -> String {
     let word = match verdict {
         "unverified" => "COMPLETE AS FAR AS THE TRACE SHOWS".to_owned(),
         "no-events" => "NO EVENTS".to_owned(),
+        "unavailable" => "UNAVAILABLE".to_owned(),
         other => other.to_uppercase(),
     };
     if !options.color {
@@ -58,8 +59,8 @@ pub fn render_verdict(out: &mut String, file: &FileReport, options: &TerminalOpt
     let word = verdict_word(coverage.verdict, options);
     let replays = n.get("replays");
     let _ = match coverage.verdict {
-        "no-events" | "no-replays" | "mistimed" => {
-            writeln!(out, "{}", rare_headline(n, coverage.verdict, &word))
+        "no-events" | "no-replays" | "mistimed" | "unavailable" => {
+            writeln!(out, "{}", rare_headline(coverage, &word))
         }
         "complete" => writeln!(
             out,
@@ -114,14 +115,22 @@ pub fn render_verdict(out: &mut String, file: &FileReport, options: &TerminalOpt
 }
 
 /// The headline of the verdicts with nothing to count, or few.
-fn rare_headline(n: &CoverageNumbers, verdict: &str, word: &str) -> String {
-    match verdict {
+fn rare_headline(coverage: &Coverage, word: &str) -> String {
+    let n = &coverage.numbers;
+    match coverage.verdict {
         "no-events" => format!(
             "replay coverage: {word} — the trace holds no events: nothing was recorded, or this is not the file you meant"
         ),
         "no-replays" => {
             format!("replay coverage: {word} — the trace has no graph launches; nothing to check")
         }
+        "unavailable" => format!(
+            "replay coverage: {word} — this file cannot show whether graph replays were recorded: {}",
+            coverage
+                .unavailable_reason
+                .as_deref()
+                .unwrap_or("no launch linkage")
+        ),
         _ => format!(
             "replay coverage: {word} — kernels of {} recorded ({} nodes), but {} with wrong timings (after their step, or other kernels' durations): their per-step and per-op times cannot be trusted",
             all_replays(n.get("replays")),

@@ -195,3 +195,39 @@ fn replays_that_lost_their_kernels_in_rocprof_csv_fail_the_gate() {
     ]);
     forced.expect_code(2);
 }
+
+#[test]
+fn a_kernel_table_without_its_hip_table_cannot_show_replays() {
+    // The same real run's tables, the HIP API table deleted: the 25 graph launches are gone
+    // with it, so nothing says whether replays kept their kernels. "no-replays" would be
+    // the wrong answer (the run had 25): the verdict is `unavailable`, with how to record.
+    let dir = tempdir();
+    let kernels = rocprof_tables(&trace(VLLM_PIECEWISE), dir.path(), "");
+    std::fs::remove_file(dir.path().join("hip_api_trace.csv")).expect("rm");
+    let csv = coverage(&kernels);
+    assert_eq!(csv["verdict"], "unavailable");
+    assert_eq!(csv["replays"], 0);
+    let reason = csv["unavailable_reason"].as_str().expect("reason");
+    assert!(reason.contains("--hip-trace"), "{reason}");
+    let run = stepscope([
+        arg(Path::new("analyze")),
+        arg(&kernels),
+        arg(Path::new("--fail-on-incomplete")),
+    ]);
+    run.expect_code(3);
+    assert!(run.stdout.contains("UNAVAILABLE"), "{}", run.stdout);
+}
+
+#[test]
+fn tables_of_two_runs_link_nothing_and_say_so() {
+    // rocprofiler-sdk's documentation samples, read together as one run's tables:
+    // kernel_trace.csv (7 dispatches) and hip_runtime_trace.csv (8 calls). Independent
+    // reading (python3: `[r['Correlation_Id'] for r in csv.DictReader(f)]`): the dispatches
+    // carry ids 1451-1550, the calls 1-8 (its one hipLaunchKernel is id 5) — two runs, so
+    // every dispatch is an orphan and there is no linkage to judge.
+    let csv = coverage(&trace("rocprofiler-sdk/source/docs/data/kernel_trace.csv"));
+    assert_eq!(csv["verdict"], "unavailable");
+    assert_eq!(csv["orphan_kernels"], 7);
+    let reason = csv["unavailable_reason"].as_str().expect("reason");
+    assert!(reason.contains("none of the 7 GPU events"), "{reason}");
+}

@@ -310,3 +310,24 @@ fn a_short_replay_among_many_steps_is_matched_by_its_slot() {
     assert_eq!(c.slot_labels[0], "sglang:DECODE bs=32");
     assert!(short.missing_time.low.as_nanos() > 0);
 }
+
+/// A trace of the GPU side only (the host's runtime events not recorded) cannot show
+/// replays: made here from the real piecewise vLLM trace (25 replays) by deleting every
+/// `cuda_runtime`/`cuda_driver` event. "no-replays" would tell the user the run had none.
+#[test]
+fn gpu_work_without_host_calls_is_unavailable_not_no_replays() {
+    let mut doc = TraceDoc::load(PIECEWISE).doc;
+    let events = doc["traceEvents"].as_array_mut().expect("events");
+    events.retain(|e| {
+        !matches!(
+            e["cat"].as_str().map(str::to_ascii_lowercase).as_deref(),
+            Some("cuda_runtime" | "cuda_driver")
+        )
+    });
+    let c = analyse(&doc, &[]).coverage;
+    assert_eq!(c.verdict, Verdict::Unavailable);
+    assert!(c.verdict.fails_gate(false));
+    assert_eq!(c.totals.replays, 0);
+    let reason = c.unavailable.expect("a reason");
+    assert!(reason.contains("no host call"), "{reason}");
+}
