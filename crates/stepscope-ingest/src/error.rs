@@ -76,9 +76,22 @@ pub enum IngestError {
         /// How to fix it.
         hint: &'static str,
     },
+    /// An SQLite database that cannot be read: cut short, corrupt, or without a table its
+    /// format needs.
+    #[error("`{path}` ({place}): {message}\nhint: {hint}")]
+    Sqlite {
+        /// The file (or `input`).
+        path: String,
+        /// Where: the table and row, or what was being done.
+        place: String,
+        /// What SQLite said.
+        message: String,
+        /// How to fix it.
+        hint: &'static str,
+    },
     /// The content matches no known format.
     #[error(
-        "`{}` is not a format stepscope reads{}\nhint: stepscope reads PyTorch profiler (Kineto) Chrome-trace JSON (`.json`, `.json.gz`, `.json.zst`) and rocprofv3 CSV tables (`*kernel_trace.csv` with the run's `*hip_api_trace.csv` beside it)",
+        "`{}` is not a format stepscope reads{}\nhint: stepscope reads PyTorch profiler (Kineto) Chrome-trace JSON (`.json`, `.json.gz`, `.json.zst`), rocprofv3 CSV tables (`*kernel_trace.csv` with the run's `*hip_api_trace.csv` beside it) and rocmProfileData databases (`.rpd`)",
         path.as_deref().map_or_else(|| "input".into(), |p| p.display().to_string()),
         recognised.map(|what| format!(" yet (it looks like {what})")).unwrap_or_default()
     )]

@@ -15,7 +15,9 @@
 mod error;
 pub mod kineto_json;
 pub mod rocprof_csv;
+pub mod rpd_sqlite;
 mod source;
+pub mod sqlite;
 mod validate;
 
 pub use error::IngestError;
@@ -33,17 +35,24 @@ pub enum TraceFormat {
     KinetoJson,
     /// rocprofv3 CSV tables (and rocprof v2 / omniperf kernel tables).
     RocprofCsv,
+    /// rocmProfileData SQLite (`.rpd`).
+    RpdSqlite,
 }
 
 impl TraceFormat {
     /// Every format, in sniffing order.
-    pub const ALL: [TraceFormat; 2] = [TraceFormat::KinetoJson, TraceFormat::RocprofCsv];
+    pub const ALL: [TraceFormat; 3] = [
+        TraceFormat::KinetoJson,
+        TraceFormat::RocprofCsv,
+        TraceFormat::RpdSqlite,
+    ];
 
     /// The name `--format` takes: `kineto-json`, `rocprof-csv`.
     pub fn name(self) -> &'static str {
         match self {
             TraceFormat::KinetoJson => "kineto-json",
             TraceFormat::RocprofCsv => "rocprof-csv",
+            TraceFormat::RpdSqlite => "rpd",
         }
     }
 
@@ -57,11 +66,17 @@ impl TraceFormat {
         match self {
             TraceFormat::KinetoJson => KinetoJsonReader::sniff(head),
             TraceFormat::RocprofCsv => RocprofCsvReader::sniff(head),
+            TraceFormat::RpdSqlite => RpdSqliteReader::sniff(head),
         }
     }
 
     /// The first format whose sniffer accepts `head`: a definite yes first, then a maybe.
+    /// SQLite databases are told apart by their tables, not their first bytes: see
+    /// [`sqlite::detect`].
     pub fn detect(head: &[u8]) -> Option<TraceFormat> {
+        if head.starts_with(sqlite::MAGIC) {
+            return None;
+        }
         Self::ALL
             .into_iter()
             .find(|format| format.sniff(head) == Some(true))
@@ -81,6 +96,7 @@ impl TraceFormat {
         match self {
             TraceFormat::KinetoJson => KinetoJsonReader::read(tables, options, builder),
             TraceFormat::RocprofCsv => RocprofCsvReader::read(tables, options, builder),
+            TraceFormat::RpdSqlite => RpdSqliteReader::read(tables, options, builder),
         }
     }
 }
@@ -93,6 +109,20 @@ pub struct Input<'a> {
     pub label: &'a str,
     /// Its bytes.
     pub bytes: &'a [u8],
+    /// The file on disk when `bytes` are its content as stored (not inflated): SQLite
+    /// readers open it instead of copying the bytes.
+    pub path: Option<&'a Path>,
+}
+
+impl<'a> Input<'a> {
+    /// Bytes with no file behind them.
+    pub fn bytes(label: &'a str, bytes: &'a [u8]) -> Self {
+        Input {
+            label,
+            bytes,
+            path: None,
+        }
+    }
 }
 
 /// A format's reader: how to recognise its bytes, and how to read them into the model.
@@ -152,6 +182,34 @@ impl TraceReader for RocprofCsvReader {
             .collect();
         rocprof_csv::read_tables(&tables, builder)
     }
+}
+
+/// [`rpd_sqlite`] behind [`TraceReader`].
+#[derive(Debug)]
+pub struct RpdSqliteReader;
+
+impl TraceReader for RpdSqliteReader {
+    fn sniff(head: &[u8]) -> Option<bool> {
+        // Every SQLite file starts alike: the tables decide (`sqlite::detect`).
+        if head.starts_with(sqlite::MAGIC) {
+            None
+        } else {
+            Some(false)
+        }
+    }
+
+    fn read(
+        inputs: &[Input<'_>],
+        options: &ReadOptions,
+        builder: &mut TraceBuilder,
+    ) -> Result<(), IngestError> {
+        let db = sqlite::open(first_input(inputs)?)?;
+        rpd_sqlite::read(&db, options.kineto.allow_truncated, builder)
+    }
+}
+
+fn first_input<'i, 'a>(inputs: &'i [Input<'a>]) -> Result<&'i Input<'a>, IngestError> {
+    inputs.first().ok_or(IngestError::Empty { path: None })
 }
 
 /// How to read a trace file.
@@ -217,11 +275,12 @@ pub fn read_trace_file(path: &Path, options: &ReadOptions) -> Result<Trace, Inge
     let mut inputs = vec![Input {
         label: &label,
         bytes: &bytes,
+        path: (compression == Compression::None).then_some(path),
     }];
     inputs.extend(
         companions
             .iter()
-            .map(|(label, bytes)| Input { label, bytes }),
+            .map(|(label, bytes)| Input::bytes(label, bytes)),
     );
     read_inputs(&inputs, options)
         .map(|mut trace| {
@@ -274,30 +333,34 @@ fn mark_inflate_partial(trace: &mut Trace, compressed_offset: u64) {
 /// lies orders of magnitude outside the span of the rest of the trace are refused (kept in
 /// [`Trace::damaged`]) and exact copies of a GPU event are dropped (counted).
 pub fn read_trace_bytes(bytes: &[u8], options: &ReadOptions) -> Result<Trace, IngestError> {
-    read_inputs(
-        &[Input {
-            label: "input",
-            bytes,
-        }],
-        options,
-    )
+    read_inputs(&[Input::bytes("input", bytes)], options)
 }
 
 /// Reads the inputs of one trace (one file, or the CSV tables of one rocprofv3 run): the
 /// format is `options.format`, or sniffed from the first input.
 pub fn read_inputs(inputs: &[Input<'_>], options: &ReadOptions) -> Result<Trace, IngestError> {
-    let first = inputs.first().map_or(&[][..], |input| input.bytes);
-    if is_blank(first) {
+    let first = first_input(inputs)?;
+    if is_blank(first.bytes) {
         return Err(IngestError::Empty { path: None });
     }
     let format = match options.format {
         Some(format) => format,
-        None => detect_format(first)?,
+        None if first.bytes.starts_with(sqlite::MAGIC) => detect_database(first)?,
+        None => detect_format(first.bytes)?,
     };
     let mut builder = TraceBuilder::new();
     format.read(inputs, options, &mut builder)?;
     validate::validate(&mut builder);
     Ok(builder.finish())
+}
+
+/// The format of an SQLite database, from its tables.
+fn detect_database(input: &Input<'_>) -> Result<TraceFormat, IngestError> {
+    let db = sqlite::open(input)?;
+    sqlite::detect(&db)?.ok_or_else(|| IngestError::UnknownFormat {
+        path: None,
+        recognised: Some(sqlite::recognise(&db)),
+    })
 }
 
 /// The format of `head`, or what it is when stepscope does not read it.
@@ -330,9 +393,7 @@ fn recognise_other(bytes: &[u8]) -> Option<&'static str> {
     let csv = rocprof_csv::sniff(bytes);
     let head = &bytes[..bytes.len().min(4096)];
     let has = |needle: &[u8]| head.windows(needle.len()).any(|w| w == needle);
-    if head.starts_with(b"SQLite format 3\0") {
-        Some("an SQLite database: rocpd, RPD or an Nsight Systems export")
-    } else if has(b"\"rocprofiler-sdk-tool\"") {
+    if has(b"\"rocprofiler-sdk-tool\"") {
         Some("rocprofv3 JSON")
     } else if csv != Some(true) {
         rocprof_csv::recognise(bytes)
@@ -347,11 +408,7 @@ mod tests {
 
     #[test]
     fn other_profiler_formats_are_named_in_the_error() {
-        let cases: [(&[u8], Option<&str>); 4] = [
-            (
-                b"SQLite format 3\0rest",
-                Some("an SQLite database: rocpd, RPD or an Nsight Systems export"),
-            ),
+        let cases: [(&[u8], Option<&str>); 3] = [
             (
                 br#"{"rocprofiler-sdk-tool":[{"metadata":{}}]}"#,
                 Some("rocprofv3 JSON"),
@@ -372,6 +429,17 @@ mod tests {
                 Err(IngestError::Json { .. }) if expected.is_none() => {}
                 other => panic!("{:?}: {other:?}", String::from_utf8_lossy(bytes)),
             }
+        }
+    }
+
+    #[test]
+    fn a_database_cut_inside_its_header_is_an_sqlite_error_not_an_unknown_format() {
+        match read_trace_bytes(b"SQLite format 3\0rest", &ReadOptions::default()) {
+            Err(IngestError::Sqlite { place, hint, .. }) => {
+                assert_eq!(place, "its list of tables");
+                assert!(hint.contains("cut short or corrupt"), "{hint}");
+            }
+            other => panic!("{other:?}"),
         }
     }
 }

@@ -1,0 +1,177 @@
+//! rocmProfileData (RPD) SQLite databases, `.rpd` (also gzip/zstd-compressed).
+//!
+//! The tracer writes HIP API calls to `rocpd_api` (pid, tid, `start`/`end` in ns, the name in
+//! the string table `rocpd_string` through `apiName_id`), GPU operations to `rocpd_op`
+//! (`gpuId`, `queueId`, times, the kernel name through `description_id`, the kind through
+//! `opType_id`: `KernelExecution`, `CopyHostToDevice`…, `FillBuffer`), and which call launched
+//! which operations to `rocpd_api_ops` (`api_id`, `op_id`). A `hipGraphLaunch` call is linked
+//! there to every operation of its replay, so the call's id serves as the correlation id:
+//! each operation carries the id of the call it is linked to (none: an orphan).
+//! Operations are GPU work on no host process: they are filed under the process of the
+//! calls (RPD traces one process) so links stay within it.
+
+use crate::IngestError;
+use crate::sqlite::Database;
+use rusqlite::Row;
+use stepscope_model::{
+    CorrelationId, Duration, GpuEventKind, GpuEventRecord, ProcessId, RuntimeCallKind,
+    RuntimeCallRecord, Severity, StreamId, ThreadId, Timestamp, TraceBuilder,
+};
+
+const API_SQL: &str = "SELECT a.id, a.pid, a.tid, a.start, a.end, s.string
+    FROM rocpd_api a LEFT JOIN rocpd_string s ON s.id = a.apiName_id";
+
+// `rocpd_api_ops` has no index on `op_id`: SQLite builds a transient one for the join.
+const OP_SQL: &str = "SELECT o.gpuId, o.queueId, o.start, o.end, d.string, t.string, ao.api_id
+    FROM rocpd_op o
+    LEFT JOIN rocpd_api_ops ao ON ao.op_id = o.id
+    LEFT JOIN rocpd_string d ON d.id = o.description_id
+    LEFT JOIN rocpd_string t ON t.id = o.opType_id";
+
+/// Reads an RPD database into `builder`.
+pub fn read(
+    db: &Database,
+    allow_truncated: bool,
+    builder: &mut TraceBuilder,
+) -> Result<(), IngestError> {
+    for table in ["rocpd_api", "rocpd_op", "rocpd_api_ops", "rocpd_string"] {
+        if !db.has_table(table) {
+            return Err(IngestError::Sqlite {
+                path: db.label.clone(),
+                place: format!("table {table}"),
+                message: "the table is missing".to_owned(),
+                hint: "an RPD file holds rocpd_api, rocpd_op, rocpd_api_ops and rocpd_string; is it complete (rpdTracer writes them when the traced process exits)?",
+            });
+        }
+    }
+    let mut process = None;
+    let skipped_calls = db.for_each_row(
+        ("rocpd_api", API_SQL),
+        allow_truncated,
+        builder,
+        |row, b| add_call(row, b, &mut process),
+    )?;
+    // Every operation under the calls' process (the first one; RPD traces one).
+    let process = process.unwrap_or_else(|| builder.process_label("rpd"));
+    let mut other_ops = 0_u64;
+    let skipped_ops =
+        db.for_each_row(("rocpd_op", OP_SQL), allow_truncated, builder, |row, b| {
+            add_op(row, b, process, &mut other_ops)
+        })?;
+    let stats = builder.stats_mut();
+    stats.add(
+        "rpd_rows_skipped",
+        Severity::DataLoss,
+        "Rows of an RPD table with a time that is not a number or an end before its start were skipped",
+        skipped_calls + skipped_ops,
+    );
+    stats.add(
+        "rpd_other_ops",
+        Severity::Info,
+        "RPD operations that are neither kernels, copies nor fills (barriers, markers) were not read",
+        other_ops,
+    );
+    let metadata = builder.metadata_mut();
+    if metadata.device_names.is_empty() {
+        metadata.device_names.push("AMD GPU (RPD)".to_owned());
+    }
+    Ok(())
+}
+
+/// Start and duration of a row's `start`/`end` columns (ns); `None` when not numbers or
+/// reversed.
+fn span(row: &Row<'_>, start: usize) -> Option<(Timestamp, Duration)> {
+    let begin: i64 = row.get(start).ok()?;
+    let end: i64 = row.get(start + 1).ok()?;
+    (end >= begin && begin >= 0).then(|| {
+        (
+            Timestamp::from_nanos(begin),
+            Duration::from_nanos(end - begin),
+        )
+    })
+}
+
+fn add_call(
+    row: &Row<'_>,
+    builder: &mut TraceBuilder,
+    first: &mut Option<ProcessId>,
+) -> Option<()> {
+    let id: i64 = row.get(0).ok()?;
+    let pid: i64 = row.get(1).unwrap_or(0);
+    let tid: i64 = row.get(2).unwrap_or(0);
+    let (start, duration) = span(row, 3)?;
+    let name: String = row
+        .get::<_, Option<String>>(5)
+        .ok()
+        .flatten()
+        .unwrap_or_default();
+    let process = builder.process_number(pid);
+    first.get_or_insert(process);
+    let call = RuntimeCallRecord {
+        kind: RuntimeCallKind::classify(&name),
+        name: builder.intern(&name),
+        process,
+        thread: ThreadId::Number(tid),
+        start,
+        duration,
+        correlation: CorrelationId(u64::try_from(id).unwrap_or(0)),
+        launched_kernel: None,
+    };
+    builder.add_runtime_call(call);
+    Some(())
+}
+
+fn add_op(
+    row: &Row<'_>,
+    builder: &mut TraceBuilder,
+    process: ProcessId,
+    other_ops: &mut u64,
+) -> Option<()> {
+    let gpu: i64 = row.get(0).unwrap_or(0);
+    let queue: i64 = row.get(1).unwrap_or(0);
+    let (start, duration) = span(row, 2)?;
+    let description: String = row
+        .get::<_, Option<String>>(4)
+        .ok()
+        .flatten()
+        .unwrap_or_default();
+    let op_type: String = row
+        .get::<_, Option<String>>(5)
+        .ok()
+        .flatten()
+        .unwrap_or_default();
+    let api: Option<i64> = row.get(6).ok().flatten();
+    let Some((kind, name)) = op_kind(&op_type, description) else {
+        *other_ops += 1;
+        return Some(());
+    };
+    let event = GpuEventRecord {
+        kind,
+        name: builder.intern(&name),
+        process,
+        device: u32::try_from(gpu).unwrap_or(0),
+        stream: StreamId(u32::try_from(queue).unwrap_or(0)),
+        start,
+        duration,
+        correlation: CorrelationId(api.and_then(|id| u64::try_from(id).ok()).unwrap_or(0)),
+        graph_id: None,
+    };
+    builder.add_gpu_event(event);
+    Some(())
+}
+
+/// The model's kind and name of an operation type: kernels by their description, copies and
+/// fills named as the PyTorch profiler names them.
+fn op_kind(op_type: &str, description: String) -> Option<(GpuEventKind, String)> {
+    let copy = |direction: &str| Some((GpuEventKind::Memcpy, format!("Memcpy {direction}")));
+    match op_type {
+        "KernelExecution" => Some((GpuEventKind::Kernel, description)),
+        "CopyHostToDevice" => copy("HtoD"),
+        "CopyDeviceToHost" => copy("DtoH"),
+        "CopyDeviceToDevice" => copy("DtoD"),
+        "CopyHostToHost" => copy("HtoH"),
+        "FillBuffer" => Some((GpuEventKind::Memset, "Memset (Device)".to_owned())),
+        other if other.starts_with("Copy") => copy(other.trim_start_matches("Copy")),
+        _ => None,
+    }
+}

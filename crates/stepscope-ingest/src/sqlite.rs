@@ -1,0 +1,214 @@
+//! What the SQLite formats share: opening a database read-only (a file where there is one, a
+//! temporary copy of the bytes where there is not), telling which format it is from its
+//! tables, and streaming a query's rows with one error message for a damaged file.
+//!
+//! Rows are read one at a time from the statement, never collected: a 1 GB database is not
+//! loaded into memory. A file cut short or corrupt fails in the middle of a query; with
+//! `allow_truncated` the rows read before the failure are kept and the trace is marked
+//! partial, otherwise the error names the file, the table and the row.
+
+use crate::{IngestError, Input, TraceFormat};
+use rusqlite::{Connection, OpenFlags, Row};
+use stepscope_model::{Severity, TraceBuilder};
+
+/// The first bytes of every SQLite database file.
+pub const MAGIC: &[u8] = b"SQLite format 3\0";
+
+/// An open database, and the temporary copy it was opened from (removed on drop).
+#[derive(Debug)]
+pub struct Database {
+    /// The connection (read-only).
+    pub conn: Connection,
+    /// The file, for messages.
+    pub label: String,
+    _copy: Option<tempfile::TempPath>,
+}
+
+/// Opens `input` read-only: its file when it has one on disk as it is, else a temporary copy
+/// of its bytes (an inflated `.rpd.gz`, bytes given by a caller).
+pub fn open(input: &Input<'_>) -> Result<Database, IngestError> {
+    let label = input.label.to_owned();
+    let (path, copy) = match input.path {
+        Some(path) => (path.to_owned(), None),
+        None => {
+            let copy = write_copy(input.bytes).map_err(|e| IngestError::Sqlite {
+                path: label.clone(),
+                place: "a temporary copy".to_owned(),
+                message: e.to_string(),
+                hint: "stepscope copies compressed databases to the temporary folder (TMPDIR) to read them; is there room?",
+            })?;
+            (copy.to_path_buf(), Some(copy))
+        }
+    };
+    // `immutable`: the file does not change while it is read (no locks, no journal: read-only
+    // folders and files being copied still open).
+    let uri = format!("file:{}?mode=ro&immutable=1", uri_path(&path));
+    let conn = Connection::open_with_flags(
+        uri,
+        OpenFlags::SQLITE_OPEN_READ_ONLY
+            | OpenFlags::SQLITE_OPEN_URI
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    )
+    .map_err(|e| error(&label, "opening it", &e))?;
+    Ok(Database {
+        conn,
+        label,
+        _copy: copy,
+    })
+}
+
+fn write_copy(bytes: &[u8]) -> std::io::Result<tempfile::TempPath> {
+    use std::io::Write;
+    let mut file = tempfile::Builder::new()
+        .prefix("stepscope-")
+        .suffix(".sqlite")
+        .tempfile()?;
+    file.write_all(bytes)?;
+    file.flush()?;
+    Ok(file.into_temp_path())
+}
+
+/// A path as a `file:` URI path: `%`, `?` and `#` escaped.
+fn uri_path(path: &std::path::Path) -> String {
+    let mut out = String::new();
+    for c in path.to_string_lossy().chars() {
+        match c {
+            '%' => out.push_str("%25"),
+            '?' => out.push_str("%3f"),
+            '#' => out.push_str("%23"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// The error of a failed query or open: the file, where, what SQLite said, and what to do.
+pub fn error(label: &str, place: &str, e: &rusqlite::Error) -> IngestError {
+    let corrupt = matches!(
+        e.sqlite_error_code(),
+        Some(rusqlite::ErrorCode::DatabaseCorrupt | rusqlite::ErrorCode::NotADatabase)
+    );
+    IngestError::Sqlite {
+        path: label.to_owned(),
+        place: place.to_owned(),
+        message: e.to_string(),
+        hint: if corrupt {
+            "the database is cut short or corrupt (copied while the profiler was still writing it?); `--allow-truncated` analyses the rows read before the damage"
+        } else {
+            "is it a complete export of a profiler run? `sqlite3 FILE .tables` lists what it holds"
+        },
+    }
+}
+
+impl Database {
+    /// Whether a table (or view) of this name exists (case-insensitive, as in SQL).
+    pub fn has_table(&self, name: &str) -> bool {
+        self.conn
+            .query_row(
+                "SELECT 1 FROM sqlite_master WHERE type IN ('table','view') AND name = ?1 COLLATE NOCASE",
+                [name],
+                |_| Ok(()),
+            )
+            .is_ok()
+    }
+
+    /// Every table and view.
+    pub fn tables(&self) -> Result<Vec<String>, IngestError> {
+        let failed = |e: rusqlite::Error| error(&self.label, "its list of tables", &e);
+        let mut statement = self
+            .conn
+            .prepare("SELECT name FROM sqlite_master WHERE type IN ('table','view')")
+            .map_err(failed)?;
+        let names = statement
+            .query_map([], |row| row.get::<_, String>(0))
+            .map_err(failed)?;
+        names.collect::<Result<_, _>>().map_err(failed)
+    }
+
+    /// The columns of `table`, lower-cased.
+    pub fn columns(&self, table: &str) -> Vec<String> {
+        let Ok(mut statement) = self.conn.prepare("SELECT name FROM pragma_table_info(?1)") else {
+            return Vec::new();
+        };
+        statement
+            .query_map([table], |row| row.get::<_, String>(0))
+            .map(|rows| rows.flatten().map(|c| c.to_ascii_lowercase()).collect())
+            .unwrap_or_default()
+    }
+
+    /// Runs `sql` and hands each row to `each` (`None` from it: the row is skipped and
+    /// counted). Returns the rows skipped. A query that breaks off is an error naming
+    /// `table` and the row, or with `allow_truncated` marks the trace partial and keeps the
+    /// rows read.
+    pub fn for_each_row(
+        &self,
+        (table, sql): (&str, &str),
+        allow_truncated: bool,
+        builder: &mut TraceBuilder,
+        mut each: impl FnMut(&Row<'_>, &mut TraceBuilder) -> Option<()>,
+    ) -> Result<u64, IngestError> {
+        let place = |row: u64| format!("table {table}, row {}", row + 1);
+        let mut statement = self
+            .conn
+            .prepare(sql)
+            .map_err(|e| error(&self.label, &format!("table {table}"), &e))?;
+        let mut rows = statement
+            .query([])
+            .map_err(|e| error(&self.label, &place(0), &e))?;
+        let (mut read, mut skipped) = (0_u64, 0_u64);
+        loop {
+            match rows.next() {
+                Ok(Some(row)) => {
+                    builder.counts_mut().events += 1;
+                    if each(row, builder).is_none() {
+                        skipped += 1;
+                    }
+                    read += 1;
+                }
+                Ok(None) => return Ok(skipped),
+                Err(_) if allow_truncated => {
+                    mark_partial(builder, &self.label);
+                    return Ok(skipped);
+                }
+                Err(e) => return Err(error(&self.label, &place(read), &e)),
+            }
+        }
+    }
+}
+
+/// Marks the trace partial; SQLite does not say at which byte, so the file's length stands
+/// for where it was cut.
+fn mark_partial(builder: &mut TraceBuilder, label: &str) {
+    let size = std::fs::metadata(label).map_or(0, |m| m.len());
+    let stats = builder.stats_mut();
+    stats.truncated_at_byte.get_or_insert(size);
+    stats.add(
+        "sqlite_read_broke_off",
+        Severity::Error,
+        "The database is cut short or corrupt: reading a table broke off, and only the rows before the break were kept",
+        1,
+    );
+}
+
+/// Which SQLite trace format the database is, from its tables: `Ok(None)` for a database
+/// of no format stepscope reads, an error when its schema cannot be read (cut or corrupt).
+pub fn detect(db: &Database) -> Result<Option<TraceFormat>, IngestError> {
+    let tables = db.tables()?;
+    let has = |name: &str| tables.iter().any(|t| t.eq_ignore_ascii_case(name));
+    Ok(if has("rocpd_op") && has("rocpd_api") {
+        Some(TraceFormat::RpdSqlite)
+    } else {
+        None
+    })
+}
+
+/// What a database is when it is no trace stepscope reads, for the error.
+pub fn recognise(db: &Database) -> &'static str {
+    if db.has_table("rocpd_info_agent") || db.has_table("rocpd_kernel_dispatch") {
+        "a rocprofv3 rocpd database; record with rocprofv3 --output-format csv (its tables read here) instead"
+    } else if db.has_table("StringIds") {
+        "an Nsight Systems export without CUDA activity tables (record with --trace=cuda)"
+    } else {
+        "an SQLite database that is neither an RPD (rocmProfileData) nor an Nsight Systems export"
+    }
+}
