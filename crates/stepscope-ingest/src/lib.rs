@@ -203,8 +203,8 @@ impl TraceReader for RpdSqliteReader {
         options: &ReadOptions,
         builder: &mut TraceBuilder,
     ) -> Result<(), IngestError> {
-        let db = sqlite::open(first_input(inputs)?)?;
-        rpd_sqlite::read(&db, options.kineto.allow_truncated, builder)
+        let db = sqlite::open(first_input(inputs)?, options.kineto.allow_truncated)?;
+        rpd_sqlite::read(&db, builder)
     }
 }
 
@@ -345,7 +345,9 @@ pub fn read_inputs(inputs: &[Input<'_>], options: &ReadOptions) -> Result<Trace,
     }
     let format = match options.format {
         Some(format) => format,
-        None if first.bytes.starts_with(sqlite::MAGIC) => detect_database(first)?,
+        None if first.bytes.starts_with(sqlite::MAGIC) => {
+            detect_database(first, options.kineto.allow_truncated)?
+        }
         None => detect_format(first.bytes)?,
     };
     let mut builder = TraceBuilder::new();
@@ -355,8 +357,8 @@ pub fn read_inputs(inputs: &[Input<'_>], options: &ReadOptions) -> Result<Trace,
 }
 
 /// The format of an SQLite database, from its tables.
-fn detect_database(input: &Input<'_>) -> Result<TraceFormat, IngestError> {
-    let db = sqlite::open(input)?;
+fn detect_database(input: &Input<'_>, allow_truncated: bool) -> Result<TraceFormat, IngestError> {
+    let db = sqlite::open(input, allow_truncated)?;
     sqlite::detect(&db)?.ok_or_else(|| IngestError::UnknownFormat {
         path: None,
         recognised: Some(sqlite::recognise(&db)),

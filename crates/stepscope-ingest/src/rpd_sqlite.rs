@@ -29,11 +29,7 @@ const OP_SQL: &str = "SELECT o.gpuId, o.queueId, o.start, o.end, d.string, t.str
     LEFT JOIN rocpd_string t ON t.id = o.opType_id";
 
 /// Reads an RPD database into `builder`.
-pub fn read(
-    db: &Database,
-    allow_truncated: bool,
-    builder: &mut TraceBuilder,
-) -> Result<(), IngestError> {
+pub fn read(db: &Database, builder: &mut TraceBuilder) -> Result<(), IngestError> {
     for table in ["rocpd_api", "rocpd_op", "rocpd_api_ops", "rocpd_string"] {
         if !db.has_table(table) {
             return Err(IngestError::Sqlite {
@@ -45,19 +41,15 @@ pub fn read(
         }
     }
     let mut process = None;
-    let skipped_calls = db.for_each_row(
-        ("rocpd_api", API_SQL),
-        allow_truncated,
-        builder,
-        |row, b| add_call(row, b, &mut process),
-    )?;
+    let skipped_calls = db.for_each_row(("rocpd_api", API_SQL), builder, |row, b| {
+        add_call(row, b, &mut process)
+    })?;
     // Every operation under the calls' process (the first one; RPD traces one).
     let process = process.unwrap_or_else(|| builder.process_label("rpd"));
     let mut other_ops = 0_u64;
-    let skipped_ops =
-        db.for_each_row(("rocpd_op", OP_SQL), allow_truncated, builder, |row, b| {
-            add_op(row, b, process, &mut other_ops)
-        })?;
+    let skipped_ops = db.for_each_row(("rocpd_op", OP_SQL), builder, |row, b| {
+        add_op(row, b, process, &mut other_ops)
+    })?;
     let stats = builder.stats_mut();
     stats.add(
         "rpd_rows_skipped",

@@ -21,12 +21,15 @@ pub struct Database {
     pub conn: Connection,
     /// The file, for messages.
     pub label: String,
+    /// Opened to read what a cut left (`allow_truncated`).
+    pub allow_truncated: bool,
     _copy: Option<tempfile::TempPath>,
 }
 
 /// Opens `input` read-only: its file when it has one on disk as it is, else a temporary copy
-/// of its bytes (an inflated `.rpd.gz`, bytes given by a caller).
-pub fn open(input: &Input<'_>) -> Result<Database, IngestError> {
+/// of its bytes (an inflated `.rpd.gz`, bytes given by a caller). With `allow_truncated`, a
+/// file shorter than its header says is read as far as it goes.
+pub fn open(input: &Input<'_>, allow_truncated: bool) -> Result<Database, IngestError> {
     let label = input.label.to_owned();
     let (path, copy) = match input.path {
         Some(path) => (path.to_owned(), None),
@@ -50,9 +53,16 @@ pub fn open(input: &Input<'_>) -> Result<Database, IngestError> {
             | OpenFlags::SQLITE_OPEN_NO_MUTEX,
     )
     .map_err(|e| error(&label, "opening it", &e))?;
+    if allow_truncated {
+        // SQLite refuses a file shorter than the page count in its header unless the schema
+        // is writable (the connection stays read-only): then it reads the pages there are.
+        conn.pragma_update(None, "writable_schema", true)
+            .map_err(|e| error(&label, "opening it", &e))?;
+    }
     Ok(Database {
         conn,
         label,
+        allow_truncated,
         _copy: copy,
     })
 }
@@ -93,7 +103,7 @@ pub fn error(label: &str, place: &str, e: &rusqlite::Error) -> IngestError {
         place: place.to_owned(),
         message: e.to_string(),
         hint: if corrupt {
-            "the database is cut short or corrupt (copied while the profiler was still writing it?); `--allow-truncated` analyses the rows read before the damage"
+            "the database is cut short or corrupt (copied while the profiler was still writing it?); `--allow-truncated` analyses the rows before the damage"
         } else {
             "is it a complete export of a profiler run? `sqlite3 FILE .tables` lists what it holds"
         },
@@ -114,7 +124,16 @@ impl Database {
 
     /// Every table and view.
     pub fn tables(&self) -> Result<Vec<String>, IngestError> {
-        let failed = |e: rusqlite::Error| error(&self.label, "its list of tables", &e);
+        let failed = |e: rusqlite::Error| {
+            let mut failure = error(&self.label, "its list of tables", &e);
+            if let IngestError::Sqlite { hint, .. } = &mut failure
+                && self.allow_truncated
+            {
+                // Without its schema no table can be found: nothing to keep.
+                *hint = "the database is cut short or corrupt where it lists its tables, so no table can be read from it; copy it again once the profiler has finished writing it";
+            }
+            failure
+        };
         let mut statement = self
             .conn
             .prepare("SELECT name FROM sqlite_master WHERE type IN ('table','view')")
@@ -143,7 +162,6 @@ impl Database {
     pub fn for_each_row(
         &self,
         (table, sql): (&str, &str),
-        allow_truncated: bool,
         builder: &mut TraceBuilder,
         mut each: impl FnMut(&Row<'_>, &mut TraceBuilder) -> Option<()>,
     ) -> Result<u64, IngestError> {
@@ -166,7 +184,7 @@ impl Database {
                     read += 1;
                 }
                 Ok(None) => return Ok(skipped),
-                Err(_) if allow_truncated => {
+                Err(_) if self.allow_truncated => {
                     mark_partial(builder, &self.label);
                     return Ok(skipped);
                 }

@@ -5,34 +5,11 @@
 //! kept — and check that the CSV run gives the replay numbers the JSON gives; then the same
 //! with the kernels of two replays removed (the symptom), made from the same real file.
 
-use crate::common::{VLLM_PIECEWISE, arg, incomplete_piecewise, stepscope, tempdir, trace};
+use crate::common::{
+    VLLM_PIECEWISE, arg, incomplete_piecewise, kineto_events, ns, stepscope, tempdir, trace,
+};
 use serde_json::Value;
 use std::path::Path;
-
-/// A Kineto trace's events (plain or gzip JSON).
-fn kineto_events(path: &Path) -> Vec<Value> {
-    let bytes = std::fs::read(path).expect("read");
-    let text = if bytes.starts_with(&[0x1f, 0x8b]) {
-        use std::io::Read;
-        let mut out = String::new();
-        flate2::read::MultiGzDecoder::new(&bytes[..])
-            .read_to_string(&mut out)
-            .expect("gunzip");
-        out
-    } else {
-        String::from_utf8(bytes).expect("UTF-8")
-    };
-    let mut doc: Value = serde_json::from_str(&text).expect("JSON");
-    match doc["traceEvents"].take() {
-        Value::Array(events) => events,
-        _ => panic!("no traceEvents in {}", path.display()),
-    }
-}
-
-/// Nanoseconds from Kineto's microseconds.
-fn ns(us: &Value) -> i64 {
-    (us.as_f64().unwrap_or(0.0) * 1000.0).round() as i64
-}
 
 /// A kernel event as a rocprofv3 `kernel_trace.csv` row.
 fn kernel_row(event: &Value, index: usize) -> Vec<String> {
