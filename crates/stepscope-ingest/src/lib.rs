@@ -15,6 +15,7 @@
 mod error;
 pub mod kineto_json;
 pub mod rocprof_csv;
+pub mod rpd_json;
 pub mod rpd_sqlite;
 mod source;
 pub mod sqlite;
@@ -37,11 +38,15 @@ pub enum TraceFormat {
     RocprofCsv,
     /// rocmProfileData SQLite (`.rpd`).
     RpdSqlite,
+    /// rocmProfileData's Chrome-trace export (`rpd2tracing.py`).
+    RpdJson,
 }
 
 impl TraceFormat {
     /// Every format, in sniffing order.
-    pub const ALL: [TraceFormat; 3] = [
+    pub const ALL: [TraceFormat; 4] = [
+        // Before Kineto: both are JSON arrays, and Kineto takes any array.
+        TraceFormat::RpdJson,
         TraceFormat::KinetoJson,
         TraceFormat::RocprofCsv,
         TraceFormat::RpdSqlite,
@@ -53,6 +58,7 @@ impl TraceFormat {
             TraceFormat::KinetoJson => "kineto-json",
             TraceFormat::RocprofCsv => "rocprof-csv",
             TraceFormat::RpdSqlite => "rpd",
+            TraceFormat::RpdJson => "rpd-json",
         }
     }
 
@@ -67,6 +73,7 @@ impl TraceFormat {
             TraceFormat::KinetoJson => KinetoJsonReader::sniff(head),
             TraceFormat::RocprofCsv => RocprofCsvReader::sniff(head),
             TraceFormat::RpdSqlite => RpdSqliteReader::sniff(head),
+            TraceFormat::RpdJson => RpdJsonReader::sniff(head),
         }
     }
 
@@ -97,6 +104,7 @@ impl TraceFormat {
             TraceFormat::KinetoJson => KinetoJsonReader::read(tables, options, builder),
             TraceFormat::RocprofCsv => RocprofCsvReader::read(tables, options, builder),
             TraceFormat::RpdSqlite => RpdSqliteReader::read(tables, options, builder),
+            TraceFormat::RpdJson => RpdJsonReader::read(tables, options, builder),
         }
     }
 }
@@ -205,6 +213,24 @@ impl TraceReader for RpdSqliteReader {
     ) -> Result<(), IngestError> {
         let db = sqlite::open(first_input(inputs)?, options.kineto.allow_truncated)?;
         rpd_sqlite::read(&db, builder)
+    }
+}
+
+/// [`rpd_json`] behind [`TraceReader`].
+#[derive(Debug)]
+pub struct RpdJsonReader;
+
+impl TraceReader for RpdJsonReader {
+    fn sniff(head: &[u8]) -> Option<bool> {
+        rpd_json::sniff(head)
+    }
+
+    fn read(
+        inputs: &[Input<'_>],
+        _options: &ReadOptions,
+        builder: &mut TraceBuilder,
+    ) -> Result<(), IngestError> {
+        rpd_json::read(first_input(inputs)?.bytes, builder)
     }
 }
 

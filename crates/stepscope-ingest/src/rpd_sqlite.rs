@@ -154,7 +154,7 @@ fn add_op(
 
 /// The model's kind and name of an operation type: kernels by their description, copies and
 /// fills named as the PyTorch profiler names them.
-fn op_kind(op_type: &str, description: String) -> Option<(GpuEventKind, String)> {
+pub(crate) fn op_kind(op_type: &str, description: String) -> Option<(GpuEventKind, String)> {
     let copy = |direction: &str| Some((GpuEventKind::Memcpy, format!("Memcpy {direction}")));
     match op_type {
         "KernelExecution" => Some((GpuEventKind::Kernel, description)),

@@ -237,8 +237,11 @@ fn legacy_and_string_number_traces_are_unaffected() {
         .filter(|k| **k == GpuEventKind::Kernel);
     assert_eq!(kernels.count(), 8772);
     assert!(trace.damaged.is_empty());
+    // rpd2tracing's array (strings for numbers) read by the Kineto reader, forced: its own
+    // reader is `rpd-json` (see rpd.rs).
     let strings = shared("rocmprofiledata/examples/rocm-profile-data/results/matmul_result.json");
-    let trace = read_trace_file(&strings, &options(1, false)).unwrap();
+    let forced = options(1, false).with_format(Some(stepscope_ingest::TraceFormat::KinetoJson));
+    let trace = read_trace_file(&strings, &forced).unwrap();
     assert_eq!(trace.counts.events, 706);
     assert!(trace.damaged.is_empty());
     // Its one event without `ph` is counted as before, not as an unknown phase.

@@ -262,13 +262,26 @@ fn odd_inputs_exit_2_without_panicking() {
 }
 
 #[test]
-fn a_real_file_of_another_format_exits_2_with_a_hint() {
-    // An RPD (rocmProfileData SQLite) file: recognised, not read yet.
-    let rpd = "rocmprofiledata/examples/rocm-profile-data/results/matmul_result.rpd";
-    let run = stepscope(["analyze", rpd]);
+fn an_sqlite_database_of_no_profiler_exits_2_with_a_hint() {
+    // Every real profiler file in ../shared/traces is read now; an SQLite database of some
+    // other program (made here) is recognised as SQLite and refused with a hint.
+    let dir = crate::common::tempdir();
+    let path = dir.path().join("app.db");
+    let conn = rusqlite::Connection::open(&path).expect("create");
+    conn.execute_batch(
+        "CREATE TABLE users(id INTEGER, name TEXT); INSERT INTO users VALUES (1, 'a');",
+    )
+    .expect("table");
+    drop(conn);
+    let db = path.to_str().expect("path");
+    let run = stepscope(["analyze", db]);
     run.expect_code(2);
-    assert!(run.stderr.contains(rpd), "stderr: {}", run.stderr);
-    assert!(run.stderr.contains("SQLite"), "stderr: {}", run.stderr);
+    assert!(run.stderr.contains(db), "stderr: {}", run.stderr);
+    assert!(
+        run.stderr.contains("neither an RPD"),
+        "stderr: {}",
+        run.stderr
+    );
     assert!(
         run.stderr.lines().any(|l| l.starts_with("hint:")),
         "stderr: {}",

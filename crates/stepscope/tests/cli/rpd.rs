@@ -229,3 +229,121 @@ fn an_rpd_cut_inside_its_ops_is_an_error_or_a_partial_report_when_allowed() {
     // Only rows before the cut: fewer kernels than the whole run's 413.
     assert!(file["events"]["kernels"].as_u64() < Some(413), "{file}");
 }
+
+const SAMPLE_JSON: &str = "rocmprofiledata/examples/rocm-profile-data/results/matmul_result.json";
+
+#[test]
+fn the_rpd2tracing_sample_reads_as_rpd_not_as_an_empty_kineto_trace() {
+    // python3 (json.load): 706 entries; X on pid "2" (process_name "GPU2"): 85 ops, by
+    // args.desc KernelExecution 29, CopyDeviceToHost 53, CopyHostToDevice 2, FillBuffer 1,
+    // sum(int(dur)) = 183859 µs; X elsewhere: 125 HIP calls; 85 `api_op` flows, each s
+    // inside one HIP call and each f at one GPU op's ts: 85 of 85 ops linked.
+    let run = stepscope([
+        "analyze",
+        trace(SAMPLE_JSON).to_str().expect("path"),
+        "--json",
+        "--no-progress",
+    ]);
+    run.expect_code(0);
+    let file = &run.json()["files"][0];
+    assert_eq!(file["events"]["kernels"], 29);
+    assert_eq!(file["events"]["memcpys"], 55);
+    assert_eq!(file["events"]["memsets"], 1);
+    assert_eq!(file["events"]["runtime_calls"], 125);
+    assert_eq!(file["replay_coverage"]["orphan_kernels"], 0);
+    assert_eq!(file["replay_coverage"]["orphan_transfers"], 0);
+    assert_eq!(file["replay_coverage"]["verdict"], "no-replays");
+    let gpu_us = file["replay_coverage"]["recorded_gpu_time_us"]
+        .as_f64()
+        .expect("time");
+    assert!((gpu_us - 183_859.0).abs() < 0.5, "{gpu_us}");
+}
+
+/// rpd2tracing's array for a Kineto trace: the GPU on process "GPU0", its queue a thread;
+/// HIP calls on their threads; one `api_op` flow per call–kernel pair (`s` 2 µs before an
+/// asynchronous call's end, `f` at the kernel's start), ids counting from 1. Times in whole
+/// µs as strings, as rpd2tracing writes them. Kernels of `skip` launches (by host order
+/// among graph launches) are left out.
+fn rpd_json_from_kineto(kineto: &Path, skip: &[usize]) -> Vec<Value> {
+    let events = kineto_events(kineto);
+    let whole = |us: &Value| (ns(us) / 1000).to_string();
+    let mut calls: HashMap<i64, (String, String, String, String)> = HashMap::new();
+    let mut graph_launches: Vec<(i64, i64)> = Vec::new();
+    let mut out = vec![
+        serde_json::json!({}),
+        serde_json::json!({"name": "process_name", "ph": "M", "pid": "900", "args": {"name": "GPU0"}}),
+    ];
+    for e in &events {
+        if matches!(category(e).as_str(), "cuda_runtime" | "cuda_driver") {
+            let (pid, tid) = (e["pid"].to_string(), e["tid"].to_string());
+            let correlation = e["args"]["correlation"].as_i64().unwrap_or(0);
+            let end_us = (ns(&e["ts"]) + ns(&e["dur"])) / 1000;
+            calls.insert(
+                correlation,
+                (
+                    pid.clone(),
+                    tid.clone(),
+                    (end_us - 2).to_string(),
+                    whole(&e["ts"]),
+                ),
+            );
+            if e["name"]
+                .as_str()
+                .is_some_and(|n| n.contains("GraphLaunch"))
+            {
+                graph_launches.push((ns(&e["ts"]), correlation));
+            }
+            out.push(serde_json::json!({"pid": pid, "tid": tid, "name": e["name"], "ts": whole(&e["ts"]), "dur": whole(&e["dur"]), "ph": "X", "args": {"desc": ""}}));
+        }
+    }
+    graph_launches.sort_unstable();
+    let skipped: Vec<i64> = skip.iter().map(|i| graph_launches[*i].1).collect();
+    let mut flow = 0;
+    for e in &events {
+        if category(e) != "kernel" {
+            continue;
+        }
+        let correlation = e["args"]["correlation"].as_i64().unwrap_or(0);
+        if skipped.contains(&correlation) {
+            continue;
+        }
+        let queue = e["tid"].to_string();
+        out.push(serde_json::json!({"pid": "900", "tid": queue, "name": e["name"], "ts": whole(&e["ts"]), "dur": whole(&e["dur"]), "ph": "X", "args": {"desc": "KernelExecution"}}));
+        if let Some((pid, tid, s_ts, start)) = calls.get(&correlation) {
+            flow += 1;
+            let at = s_ts
+                .parse::<i64>()
+                .unwrap_or(0)
+                .min(whole(&e["ts"]).parse().unwrap_or(0))
+                .max(start.parse().unwrap_or(0));
+            out.push(serde_json::json!({"pid": pid, "tid": tid, "ts": at.to_string(), "cat": "api_op", "name": "api_op", "ph": "s", "id": flow.to_string()}));
+            out.push(serde_json::json!({"pid": "900", "tid": queue, "ts": whole(&e["ts"]), "cat": "api_op", "name": "api_op", "ph": "f", "id": flow.to_string(), "bp": "e"}));
+        }
+    }
+    out
+}
+
+#[test]
+fn replays_read_from_rpd2tracing_json_match_and_lost_kernels_fail_the_gate() {
+    let dir = tempdir();
+    let whole = dir.path().join("whole.json");
+    let doc = rpd_json_from_kineto(&trace(VLLM_PIECEWISE), &[]);
+    std::fs::write(&whole, serde_json::to_vec(&doc).expect("json")).expect("write");
+    let c = coverage(&whole);
+    assert_eq!(c["replays"], 25);
+    assert_eq!(c["recorded_replays"], 25);
+    assert_eq!(c["recorded_nodes"], 23 * 15 + 12 + 4);
+    assert_eq!(c["orphan_kernels"], 0);
+    let cut = dir.path().join("lost.json");
+    let doc = rpd_json_from_kineto(&trace(VLLM_PIECEWISE), &[4, 17]);
+    std::fs::write(&cut, serde_json::to_vec(&doc).expect("json")).expect("write");
+    let c = coverage(&cut);
+    assert_eq!(c["verdict"], "incomplete");
+    assert_eq!(c["empty_replays"], 2);
+    let run = stepscope([
+        arg(Path::new("analyze")),
+        arg(&cut),
+        arg(Path::new("--fail-on-incomplete")),
+    ]);
+    run.expect_code(3);
+}
