@@ -112,11 +112,7 @@ pub fn read(bytes: &[u8], builder: &mut TraceBuilder) -> Result<(), IngestError>
     let mut skipped = 0_u64;
     for event in &events {
         match event.ph.as_str() {
-            "X" => {
-                if place(event, &mut layout, &mut calls, &mut ops).is_none() {
-                    skipped += 1;
-                }
-            }
+            "X" if place(event, &mut layout, &mut calls, &mut ops).is_none() => skipped += 1,
             "s" | "f" if event.cat.as_deref() == Some("api_op") => note_flow(event, &mut layout),
             _ => {}
         }
