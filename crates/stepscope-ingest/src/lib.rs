@@ -15,6 +15,7 @@
 mod error;
 pub mod kineto_json;
 pub mod rocprof_csv;
+pub mod rocprof_json;
 pub mod rpd_json;
 pub mod rpd_sqlite;
 mod source;
@@ -40,13 +41,16 @@ pub enum TraceFormat {
     RpdSqlite,
     /// rocmProfileData's Chrome-trace export (`rpd2tracing.py`).
     RpdJson,
+    /// rocprofv3 JSON (`rocprofiler-sdk-tool`).
+    RocprofJson,
 }
 
 impl TraceFormat {
     /// Every format, in sniffing order.
-    pub const ALL: [TraceFormat; 4] = [
+    pub const ALL: [TraceFormat; 5] = [
         // Before Kineto: both are JSON arrays, and Kineto takes any array.
         TraceFormat::RpdJson,
+        TraceFormat::RocprofJson,
         TraceFormat::KinetoJson,
         TraceFormat::RocprofCsv,
         TraceFormat::RpdSqlite,
@@ -59,6 +63,7 @@ impl TraceFormat {
             TraceFormat::RocprofCsv => "rocprof-csv",
             TraceFormat::RpdSqlite => "rpd",
             TraceFormat::RpdJson => "rpd-json",
+            TraceFormat::RocprofJson => "rocprof-json",
         }
     }
 
@@ -74,6 +79,7 @@ impl TraceFormat {
             TraceFormat::RocprofCsv => RocprofCsvReader::sniff(head),
             TraceFormat::RpdSqlite => RpdSqliteReader::sniff(head),
             TraceFormat::RpdJson => RpdJsonReader::sniff(head),
+            TraceFormat::RocprofJson => RocprofJsonReader::sniff(head),
         }
     }
 
@@ -105,6 +111,7 @@ impl TraceFormat {
             TraceFormat::RocprofCsv => RocprofCsvReader::read(tables, options, builder),
             TraceFormat::RpdSqlite => RpdSqliteReader::read(tables, options, builder),
             TraceFormat::RpdJson => RpdJsonReader::read(tables, options, builder),
+            TraceFormat::RocprofJson => RocprofJsonReader::read(tables, options, builder),
         }
     }
 }
@@ -231,6 +238,24 @@ impl TraceReader for RpdJsonReader {
         builder: &mut TraceBuilder,
     ) -> Result<(), IngestError> {
         rpd_json::read(first_input(inputs)?.bytes, builder)
+    }
+}
+
+/// [`rocprof_json`] behind [`TraceReader`].
+#[derive(Debug)]
+pub struct RocprofJsonReader;
+
+impl TraceReader for RocprofJsonReader {
+    fn sniff(head: &[u8]) -> Option<bool> {
+        rocprof_json::sniff(head)
+    }
+
+    fn read(
+        inputs: &[Input<'_>],
+        _options: &ReadOptions,
+        builder: &mut TraceBuilder,
+    ) -> Result<(), IngestError> {
+        rocprof_json::read(first_input(inputs)?.bytes, builder)
     }
 }
 
@@ -418,12 +443,7 @@ fn is_blank(bytes: &[u8]) -> bool {
 /// so the error can say what the file is.
 fn recognise_other(bytes: &[u8]) -> Option<&'static str> {
     // A CSV header line can be long (omniperf writes 50 kB of counter names).
-    let csv = rocprof_csv::sniff(bytes);
-    let head = &bytes[..bytes.len().min(4096)];
-    let has = |needle: &[u8]| head.windows(needle.len()).any(|w| w == needle);
-    if has(b"\"rocprofiler-sdk-tool\"") {
-        Some("rocprofv3 JSON")
-    } else if csv != Some(true) {
+    if rocprof_csv::sniff(bytes) != Some(true) {
         rocprof_csv::recognise(bytes)
     } else {
         None
@@ -436,11 +456,7 @@ mod tests {
 
     #[test]
     fn other_profiler_formats_are_named_in_the_error() {
-        let cases: [(&[u8], Option<&str>); 3] = [
-            (
-                br#"{"rocprofiler-sdk-tool":[{"metadata":{}}]}"#,
-                Some("rocprofv3 JSON"),
-            ),
+        let cases: [(&[u8], Option<&str>); 2] = [
             (
                 b"Dispatch_ID,GPU_ID,Kernel_Name,Correlation_ID,SQ_WAVES\n1,2,k,0,5\n",
                 Some(

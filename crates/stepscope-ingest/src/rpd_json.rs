@@ -139,7 +139,7 @@ pub fn read(bytes: &[u8], builder: &mut TraceBuilder) -> Result<(), IngestError>
 }
 
 /// The byte offset of a 1-based line and column.
-fn line_offset(bytes: &[u8], line: usize, column: usize) -> u64 {
+pub(crate) fn line_offset(bytes: &[u8], line: usize, column: usize) -> u64 {
     let line_start: usize = bytes
         .split(|b| *b == b'\n')
         .take(line.saturating_sub(1))

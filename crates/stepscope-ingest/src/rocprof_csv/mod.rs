@@ -256,7 +256,7 @@ fn gpu_name(table: Table, columns: &Columns, row: &csv::StringRecord) -> Option<
 }
 
 /// `MEMORY_COPY_HOST_TO_DEVICE` → `HtoD`, as the PyTorch profiler names copies.
-fn copy_direction(field: &str) -> String {
+pub(crate) fn copy_direction(field: &str) -> String {
     let direction = field.trim_start_matches("MEMORY_COPY_");
     match direction {
         "HOST_TO_DEVICE" => "HtoD".to_owned(),

@@ -14,6 +14,7 @@ mod edit;
 mod errors;
 mod generate;
 mod rocprof_csv;
+mod rocprof_json;
 mod rpd;
 mod truncation;
 mod valid_docs;

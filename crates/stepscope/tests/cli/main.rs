@@ -15,6 +15,7 @@ mod json;
 mod multi_file;
 mod profile;
 mod rocprof_csv;
+mod rocprof_json;
 mod rpd;
 mod schema_doc;
 mod serving;
