@@ -361,8 +361,10 @@ pub struct AnalyzeArgs {
     pub allow_truncated: bool,
     /// The input format: `auto` (default: sniffed from each file's content), `kineto-json`
     /// (PyTorch profiler), `rocprof-csv` (rocprofv3 CSV tables; a `*kernel_trace.csv` is
-    /// read with the `*hip_api_trace.csv` and `*memory_copy_trace.csv` of its run beside it).
-    #[arg(long, value_enum, default_value_t = FormatChoice::Auto)]
+    /// read with the `*hip_api_trace.csv` and `*memory_copy_trace.csv` of its run beside it),
+    /// `rocprof-json` (rocprofv3 JSON), `rpd` (rocmProfileData SQLite), `rpd-json`
+    /// (rpd2tracing's Chrome trace), `nsys-sqlite` (Nsight Systems SQLite export).
+    #[arg(long, default_value = "auto", value_parser = format_parser())]
     pub format: FormatChoice,
     /// Parse threads (0 = all cores).
     #[arg(long, default_value_t = 0, value_name = "N")]
@@ -378,26 +380,23 @@ pub struct AnalyzeArgs {
     pub no_progress: bool,
 }
 
-/// `--format`: sniff, or one reader for every file.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum FormatChoice {
-    /// Sniffed from each file's content.
-    Auto,
-    /// PyTorch profiler (Kineto) Chrome-trace JSON.
-    KinetoJson,
-    /// rocprofv3 CSV tables.
-    RocprofCsv,
-}
+/// `--format`: a reader to force, or `auto` (`None`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FormatChoice(pub Option<TraceFormat>);
 
 impl FormatChoice {
     /// The reader to force, if any.
     pub fn format(self) -> Option<TraceFormat> {
-        match self {
-            FormatChoice::Auto => None,
-            FormatChoice::KinetoJson => Some(TraceFormat::KinetoJson),
-            FormatChoice::RocprofCsv => Some(TraceFormat::RocprofCsv),
-        }
+        self.0
     }
+}
+
+/// `auto` or the name of a format stepscope reads (one list: `TraceFormat::ALL`).
+fn format_parser() -> impl clap::builder::TypedValueParser<Value = FormatChoice> {
+    use clap::builder::TypedValueParser;
+    let names = std::iter::once("auto").chain(TraceFormat::ALL.iter().map(|f| f.name()));
+    clap::builder::PossibleValuesParser::new(names)
+        .map(|name| FormatChoice(TraceFormat::from_name(&name)))
 }
 
 /// A `--range` pattern, or what is wrong with it.
