@@ -3,7 +3,6 @@
 //! derived from them in temp folders.
 
 use crate::common::shared;
-use std::path::Path;
 use stepscope_ingest::{IngestError, ReadOptions, TraceFormat, read_trace_bytes, read_trace_file};
 use stepscope_model::{GpuEventKind, RuntimeCallKind};
 
