@@ -3,7 +3,7 @@
 #
 #   fuzz/seed-corpus.sh [TRACES_DIR]     (default: /work/shared/traces)
 #
-# Needs gzip, zstd and jq. Writes fuzz/corpus/{kineto_json,kineto_gzip,kineto_split,rocprof_csv}/.
+# Needs gzip, zstd and jq. Writes fuzz/corpus/<target>/ for every target.
 set -euo pipefail
 
 traces=${1:-/work/shared/traces}
@@ -83,3 +83,23 @@ for source in rocprofiler-sdk/source/docs/data/kernel_trace.csv \
   cp "$path" "$csv/$name.csv"
   head -c 300 "$path" > "$csv/$name.head300.csv"
 done
+
+# rpd_json, rpd_sqlite, rocprof_json: the real rocmProfileData and rocprofv3 files, cut
+# and sliced (the rocprofv3 sample is 37 MB: a slice of its dispatches and symbols).
+mkdir -p "$here/corpus/rpd_json" "$here/corpus/rpd_sqlite" "$here/corpus/rocprof_json"
+rpd=$traces/rocmprofiledata/examples/rocm-profile-data/results
+if [[ -f $rpd/matmul_result.json ]]; then
+  cp "$rpd/matmul_result.json" "$here/corpus/rpd_json/matmul_result.json"
+  head -c 4096 "$rpd/matmul_result.json" > "$here/corpus/rpd_json/head4k.json"
+  jq -c '[.[] | select(.ph == "M" or .ph == "s" or .ph == "f")][:30]' "$rpd/matmul_result.json" > "$here/corpus/rpd_json/flows.json"
+fi
+if [[ -f $rpd/matmul_result.rpd ]]; then
+  cp "$rpd/matmul_result.rpd" "$here/corpus/rpd_sqlite/matmul_result.rpd"
+  head -c 65536 "$rpd/matmul_result.rpd" > "$here/corpus/rpd_sqlite/cut64k.rpd"
+fi
+rocprof=$traces/tracelens/tests/rocprof/908_results.json.gz
+if [[ -f $rocprof ]]; then
+  gzip -dc "$rocprof" | jq -c '{"rocprofiler-sdk-tool": [.["rocprofiler-sdk-tool"][0] | {metadata: {pid: .metadata.pid}, agents: .agents[:3], kernel_symbols: .kernel_symbols[:12], strings: {buffer_records: .strings.buffer_records}, buffer_records: {kernel_dispatch: .buffer_records.kernel_dispatch[:20], hip_api: [], memory_copy: []}}]}' > "$here/corpus/rocprof_json/slice.json"
+  head -c 3000 "$here/corpus/rocprof_json/slice.json" > "$here/corpus/rocprof_json/cut.json"
+fi
+chmod -R u+w "$here/corpus"

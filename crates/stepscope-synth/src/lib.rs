@@ -5,6 +5,8 @@
 //! - [`tile`] repeats a real trace N times in time (for the GB-scale parse benchmark).
 //! - [`removal`] deletes a graph replay's kernels from a real trace, to make the symptom
 //!   from real files inside tests (no public trace shows it).
+//! - [`formats`] writes a real Kineto trace's calls and kernels as rocprofv3 CSV/JSON, RPD and
+//!   rpd2tracing JSON (no public file of those formats holds graph replays).
 //!
 //! Nothing here prints; the `tile-trace` binary (in the `stepscope` crate) writes to the terminal.
 
@@ -12,6 +14,7 @@
 
 pub mod demo;
 mod error;
+pub mod formats;
 mod io;
 mod json_util;
 pub mod removal;

@@ -226,28 +226,3 @@ pub fn str_at<'a>(value: &'a Value, pointer: &str) -> &'a str {
         .and_then(Value::as_str)
         .unwrap_or_else(|| panic!("{pointer} is not a string"))
 }
-
-/// A Kineto trace's events (plain or gzip JSON).
-pub fn kineto_events(path: &Path) -> Vec<Value> {
-    let bytes = std::fs::read(path).expect("read");
-    let text = if bytes.starts_with(&[0x1f, 0x8b]) {
-        use std::io::Read;
-        let mut out = String::new();
-        flate2::read::MultiGzDecoder::new(&bytes[..])
-            .read_to_string(&mut out)
-            .expect("gunzip");
-        out
-    } else {
-        String::from_utf8(bytes).expect("UTF-8")
-    };
-    let mut doc: Value = serde_json::from_str(&text).expect("JSON");
-    match doc["traceEvents"].take() {
-        Value::Array(events) => events,
-        _ => panic!("no traceEvents in {}", path.display()),
-    }
-}
-
-/// Nanoseconds from Kineto's microseconds.
-pub fn ns(us: &Value) -> i64 {
-    (us.as_f64().unwrap_or(0.0) * 1000.0).round() as i64
-}

@@ -5,96 +5,16 @@
 //! kept — and check that the CSV run gives the replay numbers the JSON gives; then the same
 //! with the kernels of two replays removed (the symptom), made from the same real file.
 
-use crate::common::{
-    VLLM_PIECEWISE, arg, incomplete_piecewise, kineto_events, ns, stepscope, tempdir, trace,
-};
+use crate::common::{VLLM_PIECEWISE, arg, incomplete_piecewise, stepscope, tempdir, trace};
 use serde_json::Value;
 use std::path::Path;
+use stepscope_synth::formats::{Parts, write_rocprof_csv};
+use stepscope_synth::removal::read_json;
 
-/// A kernel event as a rocprofv3 `kernel_trace.csv` row.
-fn kernel_row(event: &Value, index: usize) -> Vec<String> {
-    let start = ns(&event["ts"]);
-    vec![
-        "KERNEL_DISPATCH".to_owned(),
-        event["args"]["device"].as_i64().unwrap_or(0).to_string(),
-        event["tid"].as_i64().unwrap_or(0).to_string(),
-        "1".to_owned(),
-        index.to_string(),
-        "0".to_owned(),
-        event["name"].as_str().unwrap_or_default().to_owned(),
-        event["args"]["correlation"]
-            .as_i64()
-            .unwrap_or(0)
-            .to_string(),
-        start.to_string(),
-        (start + ns(&event["dur"])).to_string(),
-    ]
-}
-
-/// A runtime call as a rocprofv3 `hip_api_trace.csv` row.
-fn call_row(event: &Value) -> Vec<String> {
-    let start = ns(&event["ts"]);
-    vec![
-        "HIP_RUNTIME_API".to_owned(),
-        event["name"].as_str().unwrap_or_default().to_owned(),
-        event["pid"].as_i64().unwrap_or(0).to_string(),
-        event["tid"].as_i64().unwrap_or(0).to_string(),
-        event["args"]["correlation"]
-            .as_i64()
-            .unwrap_or(0)
-            .to_string(),
-        start.to_string(),
-        (start + ns(&event["dur"])).to_string(),
-    ]
-}
-
-/// Writes `<dir>/<prefix>kernel_trace.csv` and `<prefix>hip_api_trace.csv` from a Kineto
-/// trace's kernels and runtime calls; returns the kernel table's path.
+/// rocprofv3's tables of the Kineto trace at `kineto` (see `stepscope_synth::formats`).
 fn rocprof_tables(kineto: &Path, dir: &Path, prefix: &str) -> std::path::PathBuf {
-    let path = dir.join(format!("{prefix}kernel_trace.csv"));
-    let mut kernels = csv::Writer::from_path(&path).expect("csv");
-    kernels
-        .write_record([
-            "Kind",
-            "Agent_Id",
-            "Queue_Id",
-            "Thread_Id",
-            "Dispatch_Id",
-            "Kernel_Id",
-            "Kernel_Name",
-            "Correlation_Id",
-            "Start_Timestamp",
-            "End_Timestamp",
-        ])
-        .expect("header");
-    let mut calls =
-        csv::Writer::from_path(dir.join(format!("{prefix}hip_api_trace.csv"))).expect("csv");
-    calls
-        .write_record([
-            "Domain",
-            "Function",
-            "Process_Id",
-            "Thread_Id",
-            "Correlation_Id",
-            "Start_Timestamp",
-            "End_Timestamp",
-        ])
-        .expect("header");
-    for (index, event) in kineto_events(kineto).iter().enumerate() {
-        match event["cat"]
-            .as_str()
-            .unwrap_or_default()
-            .to_ascii_lowercase()
-            .as_str()
-        {
-            "kernel" => kernels.write_record(kernel_row(event, index)).expect("row"),
-            "cuda_runtime" | "cuda_driver" => calls.write_record(call_row(event)).expect("row"),
-            _ => {}
-        }
-    }
-    kernels.flush().expect("flush");
-    calls.flush().expect("flush");
-    path
+    let doc = read_json(kineto).expect("trace");
+    write_rocprof_csv(&Parts::of_kineto(&doc), dir, prefix).expect("tables")
 }
 
 /// The replay numbers of two readings of one run agree.

@@ -5,90 +5,19 @@
 //! real piecewise vLLM trace, and check it gives the JSON's replay numbers; then with the
 //! dispatches of two launches removed (the symptom).
 
-use crate::common::{VLLM_PIECEWISE, arg, kineto_events, ns, stepscope, tempdir, trace};
-use serde_json::{Value, json};
-use std::collections::HashMap;
+use crate::common::{VLLM_PIECEWISE, arg, stepscope, tempdir, trace};
+use serde_json::Value;
 use std::path::Path;
+use stepscope_synth::formats::{Parts, rocprof_json};
+use stepscope_synth::removal::read_json;
 
 const SAMPLE: &str = "tracelens/tests/rocprof/908_results.json.gz";
 
-fn category(event: &Value) -> String {
-    event["cat"]
-        .as_str()
-        .unwrap_or_default()
-        .to_ascii_lowercase()
-}
-
-/// The rocprofv3 JSON document of a Kineto trace's kernels and HIP calls, leaving out the
-/// dispatches of the `skip`-th graph launches (host order).
+/// The rocprofv3 JSON document of a Kineto trace, without the dispatches of the `skip`-th
+/// graph launches (see `stepscope_synth::formats`).
 fn rocprof_json_from_kineto(kineto: &Path, skip: &[usize]) -> Value {
-    let events = kineto_events(kineto);
-    let mut operations: Vec<String> = Vec::new();
-    let mut symbols: HashMap<String, u64> = HashMap::new();
-    let mut launches: Vec<(i64, u64)> = Vec::new();
-    let mut hip = Vec::new();
-    for e in &events {
-        if !matches!(category(e).as_str(), "cuda_runtime" | "cuda_driver") {
-            continue;
-        }
-        let name = e["name"].as_str().unwrap_or_default().to_owned();
-        let operation = operations
-            .iter()
-            .position(|o| *o == name)
-            .unwrap_or_else(|| {
-                operations.push(name.clone());
-                operations.len() - 1
-            });
-        let correlation = e["args"]["correlation"].as_u64().unwrap_or(0);
-        if name.contains("GraphLaunch") {
-            launches.push((ns(&e["ts"]), correlation));
-        }
-        let start = ns(&e["ts"]);
-        hip.push(
-            json!({"kind": 5, "operation": operation, "thread_id": e["tid"],
-            "correlation_id": {"internal": correlation, "external": 0},
-            "start_timestamp": start, "end_timestamp": start + ns(&e["dur"])}),
-        );
-    }
-    launches.sort_unstable();
-    let skipped: Vec<u64> = skip.iter().map(|i| launches[*i].1).collect();
-    let mut dispatches = Vec::new();
-    for e in events.iter().filter(|e| category(e) == "kernel") {
-        let correlation = e["args"]["correlation"].as_u64().unwrap_or(0);
-        if skipped.contains(&correlation) {
-            continue;
-        }
-        let name = e["name"].as_str().unwrap_or_default().to_owned();
-        let next = symbols.len() as u64 + 1;
-        let kernel_id = *symbols.entry(name).or_insert(next);
-        let start = ns(&e["ts"]);
-        dispatches.push(json!({"kind": 11, "operation": 2, "thread_id": 1,
-            "correlation_id": {"internal": correlation, "external": 0},
-            "start_timestamp": start, "end_timestamp": start + ns(&e["dur"]),
-            "dispatch_info": {"agent_id": {"handle": 7}, "queue_id": {"handle": e["tid"]}, "kernel_id": kernel_id}}));
-    }
-    let mut kinds = vec![json!({"kind": "NONE", "operations": []}); 11];
-    kinds[5] = json!({"kind": "HIP_RUNTIME_API", "operations": operations});
-    json!({"rocprofiler-sdk-tool": [{
-        "metadata": {"pid": 4242},
-        "agents": [{"id": {"handle": 7}, "type": 2, "name": "gfx942", "product_name": "AMD Instinct MI300X", "gpu_index": 0}],
-        "kernel_symbols": kernel_symbols(&symbols),
-        "strings": {"buffer_records": kinds},
-        "buffer_records": {"kernel_dispatch": dispatches, "hip_api": hip, "memory_copy": []}
-    }]})
-}
-
-/// `kernel_symbols` as rocprofv3 writes them: index = id, a placeholder at 0, `kernel_name`
-/// with `.kd`, `formatted_kernel_name` without.
-fn kernel_symbols(ids: &HashMap<String, u64>) -> Vec<Value> {
-    let mut symbols =
-        vec![json!({"kernel_id": 0, "kernel_name": "", "formatted_kernel_name": "0"})];
-    let mut by_id: Vec<(&String, &u64)> = ids.iter().collect();
-    by_id.sort_by_key(|(_, id)| **id);
-    for (name, id) in by_id {
-        symbols.push(json!({"kernel_id": id, "kernel_name": format!("{name}.kd"), "formatted_kernel_name": name}));
-    }
-    symbols
+    let parts = Parts::of_kineto(&read_json(kineto).expect("trace"));
+    rocprof_json(&parts.without_replays(skip))
 }
 
 fn coverage(path: &Path) -> Value {

@@ -5,97 +5,19 @@
 //! of its replay — and check that the RPD run gives the replay numbers the JSON gives; then
 //! with the ops of two launches deleted from the database (the symptom).
 
-use crate::common::{VLLM_PIECEWISE, arg, kineto_events, ns, stepscope, tempdir, trace};
-use rusqlite::{Connection, params};
+use crate::common::{VLLM_PIECEWISE, arg, stepscope, tempdir, trace};
+use rusqlite::Connection;
 use serde_json::Value;
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use stepscope_synth::formats::{Parts, rpd_json, write_rpd};
+use stepscope_synth::removal::read_json;
 
 const SAMPLE: &str = "rocmprofiledata/examples/rocm-profile-data/results/matmul_result.rpd";
 
-const SCHEMA: &str = "
-CREATE TABLE rocpd_string(id integer NOT NULL PRIMARY KEY AUTOINCREMENT, string varchar(4096) NOT NULL);
-CREATE TABLE rocpd_api(id integer NOT NULL PRIMARY KEY AUTOINCREMENT, pid integer NOT NULL, tid integer NOT NULL,
-    start integer NOT NULL, end integer NOT NULL, apiName_id integer NOT NULL, args_id integer NOT NULL);
-CREATE TABLE rocpd_op(id integer NOT NULL PRIMARY KEY AUTOINCREMENT, gpuId integer NOT NULL, queueId integer NOT NULL,
-    sequenceId integer NOT NULL, completionSignal varchar(18) NOT NULL, start integer NOT NULL,
-    end integer NOT NULL, description_id integer NOT NULL, opType_id integer NOT NULL);
-CREATE TABLE rocpd_api_ops(id integer NOT NULL PRIMARY KEY AUTOINCREMENT, api_id integer NOT NULL, op_id integer NOT NULL);
-CREATE TABLE rocpd_metadata(id integer NOT NULL PRIMARY KEY AUTOINCREMENT, tag varchar(4096) NOT NULL, value varchar(4096) NOT NULL);
-INSERT INTO rocpd_metadata(tag, value) VALUES ('schema_version', '2');
-";
-
-/// Interns strings as rpdTracer does (`rocpd_string`).
-struct Strings<'c> {
-    conn: &'c Connection,
-    ids: HashMap<String, i64>,
-}
-
-impl Strings<'_> {
-    fn id(&mut self, text: &str) -> i64 {
-        if let Some(id) = self.ids.get(text) {
-            return *id;
-        }
-        self.conn
-            .execute("INSERT INTO rocpd_string(string) VALUES (?1)", [text])
-            .expect("string");
-        let id = self.conn.last_insert_rowid();
-        self.ids.insert(text.to_owned(), id);
-        id
-    }
-}
-
-fn category(event: &Value) -> String {
-    event["cat"]
-        .as_str()
-        .unwrap_or_default()
-        .to_ascii_lowercase()
-}
-
-/// An RPD database of the Kineto trace's HIP calls and kernels: each call's id is its
-/// correlation id, each kernel linked to the call of its correlation.
+/// An RPD database of the Kineto trace at `kineto` (see `stepscope_synth::formats`).
 fn rpd_from_kineto(kineto: &Path, path: &Path) -> PathBuf {
-    let conn = Connection::open(path).expect("create");
-    conn.execute_batch(SCHEMA).expect("schema");
-    conn.execute_batch("BEGIN").expect("begin");
-    let mut strings = Strings {
-        conn: &conn,
-        ids: HashMap::new(),
-    };
-    let empty = strings.id("");
-    for event in kineto_events(kineto) {
-        let start = ns(&event["ts"]);
-        let end = start + ns(&event["dur"]);
-        let correlation = event["args"]["correlation"].as_i64().unwrap_or(0);
-        match category(&event).as_str() {
-            "cuda_runtime" | "cuda_driver" => {
-                let name = strings.id(event["name"].as_str().unwrap_or_default());
-                let (pid, tid) = (event["pid"].as_i64(), event["tid"].as_i64());
-                conn.execute(
-                    "INSERT INTO rocpd_api(id, pid, tid, start, end, apiName_id, args_id) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-                    params![correlation, pid.unwrap_or(1), tid.unwrap_or(1), start, end, name, empty],
-                )
-                .expect("api");
-            }
-            "kernel" => {
-                let name = strings.id(event["name"].as_str().unwrap_or_default());
-                let kind = strings.id("KernelExecution");
-                conn.execute(
-                    "INSERT INTO rocpd_op(gpuId, queueId, sequenceId, completionSignal, start, end, description_id, opType_id) VALUES (?1, ?2, 0, '', ?3, ?4, ?5, ?6)",
-                    params![event["args"]["device"].as_i64().unwrap_or(0), event["tid"].as_i64().unwrap_or(0), start, end, name, kind],
-                )
-                .expect("op");
-                let op = conn.last_insert_rowid();
-                conn.execute(
-                    "INSERT INTO rocpd_api_ops(api_id, op_id) VALUES (?1, ?2)",
-                    params![correlation, op],
-                )
-                .expect("api_ops");
-            }
-            _ => {}
-        }
-    }
-    conn.execute_batch("COMMIT").expect("commit");
+    let parts = Parts::of_kineto(&read_json(kineto).expect("trace"));
+    write_rpd(&parts, path).expect("rpd");
     path.to_owned()
 }
 
@@ -259,68 +181,11 @@ fn the_rpd2tracing_sample_reads_as_rpd_not_as_an_empty_kineto_trace() {
     assert!((gpu_us - 183_859.0).abs() < 0.5, "{gpu_us}");
 }
 
-/// rpd2tracing's array for a Kineto trace: the GPU on process "GPU0", its queue a thread;
-/// HIP calls on their threads; one `api_op` flow per call–kernel pair (`s` 2 µs before an
-/// asynchronous call's end, `f` at the kernel's start), ids counting from 1. Times in whole
-/// µs as strings, as rpd2tracing writes them. Kernels of `skip` launches (by host order
-/// among graph launches) are left out.
-fn rpd_json_from_kineto(kineto: &Path, skip: &[usize]) -> Vec<Value> {
-    let events = kineto_events(kineto);
-    let whole = |us: &Value| (ns(us) / 1000).to_string();
-    let mut calls: HashMap<i64, (String, String, String, String)> = HashMap::new();
-    let mut graph_launches: Vec<(i64, i64)> = Vec::new();
-    let mut out = vec![
-        serde_json::json!({}),
-        serde_json::json!({"name": "process_name", "ph": "M", "pid": "900", "args": {"name": "GPU0"}}),
-    ];
-    for e in &events {
-        if matches!(category(e).as_str(), "cuda_runtime" | "cuda_driver") {
-            let (pid, tid) = (e["pid"].to_string(), e["tid"].to_string());
-            let correlation = e["args"]["correlation"].as_i64().unwrap_or(0);
-            let end_us = (ns(&e["ts"]) + ns(&e["dur"])) / 1000;
-            calls.insert(
-                correlation,
-                (
-                    pid.clone(),
-                    tid.clone(),
-                    (end_us - 2).to_string(),
-                    whole(&e["ts"]),
-                ),
-            );
-            if e["name"]
-                .as_str()
-                .is_some_and(|n| n.contains("GraphLaunch"))
-            {
-                graph_launches.push((ns(&e["ts"]), correlation));
-            }
-            out.push(serde_json::json!({"pid": pid, "tid": tid, "name": e["name"], "ts": whole(&e["ts"]), "dur": whole(&e["dur"]), "ph": "X", "args": {"desc": ""}}));
-        }
-    }
-    graph_launches.sort_unstable();
-    let skipped: Vec<i64> = skip.iter().map(|i| graph_launches[*i].1).collect();
-    let mut flow = 0;
-    for e in &events {
-        if category(e) != "kernel" {
-            continue;
-        }
-        let correlation = e["args"]["correlation"].as_i64().unwrap_or(0);
-        if skipped.contains(&correlation) {
-            continue;
-        }
-        let queue = e["tid"].to_string();
-        out.push(serde_json::json!({"pid": "900", "tid": queue, "name": e["name"], "ts": whole(&e["ts"]), "dur": whole(&e["dur"]), "ph": "X", "args": {"desc": "KernelExecution"}}));
-        if let Some((pid, tid, s_ts, start)) = calls.get(&correlation) {
-            flow += 1;
-            let at = s_ts
-                .parse::<i64>()
-                .unwrap_or(0)
-                .min(whole(&e["ts"]).parse().unwrap_or(0))
-                .max(start.parse().unwrap_or(0));
-            out.push(serde_json::json!({"pid": pid, "tid": tid, "ts": at.to_string(), "cat": "api_op", "name": "api_op", "ph": "s", "id": flow.to_string()}));
-            out.push(serde_json::json!({"pid": "900", "tid": queue, "ts": whole(&e["ts"]), "cat": "api_op", "name": "api_op", "ph": "f", "id": flow.to_string(), "bp": "e"}));
-        }
-    }
-    out
+/// rpd2tracing's array of the Kineto trace, without the kernels of the `skip`-th graph
+/// launches (see `stepscope_synth::formats`).
+fn rpd_json_from_kineto(kineto: &Path, skip: &[usize]) -> Value {
+    let parts = Parts::of_kineto(&read_json(kineto).expect("trace"));
+    rpd_json(&parts.without_replays(skip))
 }
 
 #[test]

@@ -1,0 +1,344 @@
+//! A real Kineto trace written in the other profilers' formats: rocprofv3 CSV tables,
+//! rocprofv3 JSON, rocmProfileData (RPD) SQLite and rpd2tracing's Chrome-trace JSON.
+//!
+//! No public trace of those formats holds graph replays, so the replay tests (and the reader
+//! benchmarks) write them from a real Kineto trace: its HIP/CUDA runtime calls and its
+//! kernels, correlation ids kept, times in ns, in each format's own tables and fields — what
+//! that profiler would have written for the same run. Leaving out the kernels of chosen
+//! graph launches makes the symptom in each format.
+
+use crate::SynthError;
+use rusqlite::{Connection, params};
+use serde_json::{Value, json};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+/// A runtime call of the trace.
+#[derive(Debug, Clone)]
+pub struct Call {
+    /// API name.
+    pub name: String,
+    /// Process and thread.
+    pub pid: i64,
+    /// Thread.
+    pub tid: i64,
+    /// Start, ns.
+    pub start: i64,
+    /// End, ns.
+    pub end: i64,
+    /// Correlation id.
+    pub correlation: u64,
+}
+
+/// A kernel of the trace.
+#[derive(Debug, Clone)]
+pub struct Kernel {
+    /// Name.
+    pub name: String,
+    /// GPU.
+    pub device: i64,
+    /// Stream (queue).
+    pub stream: i64,
+    /// Start, ns.
+    pub start: i64,
+    /// End, ns.
+    pub end: i64,
+    /// Correlation id of its launching call.
+    pub correlation: u64,
+}
+
+/// The runtime calls and kernels of a Kineto trace.
+#[derive(Debug, Clone, Default)]
+pub struct Parts {
+    /// Runtime (and driver) calls, in file order.
+    pub calls: Vec<Call>,
+    /// Kernels, in file order.
+    pub kernels: Vec<Kernel>,
+}
+
+fn ns(us: &Value) -> i64 {
+    let us = us
+        .as_f64()
+        .or_else(|| us.as_str().and_then(|s| s.trim().parse().ok()))
+        .unwrap_or(0.0);
+    (us * 1000.0).round() as i64
+}
+
+fn int(value: &Value) -> i64 {
+    value
+        .as_i64()
+        .or_else(|| value.as_str().and_then(|s| s.trim().parse().ok()))
+        .unwrap_or(0)
+}
+
+impl Parts {
+    /// The calls and kernels of a Kineto document (`cat` `cuda_runtime`/`cuda_driver`,
+    /// `kernel`, case-insensitive).
+    pub fn of_kineto(doc: &Value) -> Parts {
+        let events = doc
+            .get("traceEvents")
+            .or(Some(doc))
+            .and_then(Value::as_array);
+        let mut parts = Parts::default();
+        for e in events.into_iter().flatten() {
+            let category = e["cat"].as_str().unwrap_or_default().to_ascii_lowercase();
+            let (start, name) = (ns(&e["ts"]), e["name"].as_str().unwrap_or_default());
+            let end = start + ns(&e["dur"]);
+            let correlation = int(&e["args"]["correlation"]).max(0) as u64;
+            match category.as_str() {
+                "cuda_runtime" | "cuda_driver" => parts.calls.push(Call {
+                    name: name.to_owned(),
+                    pid: int(&e["pid"]),
+                    tid: int(&e["tid"]),
+                    start,
+                    end,
+                    correlation,
+                }),
+                "kernel" => parts.kernels.push(Kernel {
+                    name: name.to_owned(),
+                    device: int(&e["args"]["device"]),
+                    stream: int(&e["tid"]),
+                    start,
+                    end,
+                    correlation,
+                }),
+                _ => {}
+            }
+        }
+        parts
+    }
+
+    /// Correlation ids of the graph launches, in host start order.
+    pub fn graph_launches(&self) -> Vec<u64> {
+        let mut launches: Vec<(i64, u64)> = self
+            .calls
+            .iter()
+            .filter(|c| c.name.contains("GraphLaunch"))
+            .map(|c| (c.start, c.correlation))
+            .collect();
+        launches.sort_unstable();
+        launches.into_iter().map(|(_, c)| c).collect()
+    }
+
+    /// The same without the kernels of the `skip`-th graph launches (host order).
+    pub fn without_replays(&self, skip: &[usize]) -> Parts {
+        let launches = self.graph_launches();
+        let lost: Vec<u64> = skip
+            .iter()
+            .filter_map(|i| launches.get(*i).copied())
+            .collect();
+        Parts {
+            calls: self.calls.clone(),
+            kernels: self
+                .kernels
+                .iter()
+                .filter(|k| !lost.contains(&k.correlation))
+                .cloned()
+                .collect(),
+        }
+    }
+}
+
+/// rocprofv3 CSV: `<prefix>kernel_trace.csv` and `<prefix>hip_api_trace.csv` in `dir`
+/// (rocprofv3's column sets); returns the kernel table's path.
+pub fn write_rocprof_csv(parts: &Parts, dir: &Path, prefix: &str) -> Result<PathBuf, SynthError> {
+    let path = dir.join(format!("{prefix}kernel_trace.csv"));
+    let mut kernels = csv::Writer::from_path(&path).map_err(csv_error)?;
+    kernels
+        .write_record([
+            "Kind",
+            "Agent_Id",
+            "Queue_Id",
+            "Thread_Id",
+            "Dispatch_Id",
+            "Kernel_Id",
+            "Kernel_Name",
+            "Correlation_Id",
+            "Start_Timestamp",
+            "End_Timestamp",
+        ])
+        .map_err(csv_error)?;
+    for (index, k) in parts.kernels.iter().enumerate() {
+        let row = [
+            "KERNEL_DISPATCH".to_owned(),
+            k.device.to_string(),
+            k.stream.to_string(),
+            "1".to_owned(),
+            index.to_string(),
+            "0".to_owned(),
+            k.name.clone(),
+            k.correlation.to_string(),
+            k.start.to_string(),
+            k.end.to_string(),
+        ];
+        kernels.write_record(&row).map_err(csv_error)?;
+    }
+    kernels.flush()?;
+    let mut calls = csv::Writer::from_path(dir.join(format!("{prefix}hip_api_trace.csv")))
+        .map_err(csv_error)?;
+    calls
+        .write_record([
+            "Domain",
+            "Function",
+            "Process_Id",
+            "Thread_Id",
+            "Correlation_Id",
+            "Start_Timestamp",
+            "End_Timestamp",
+        ])
+        .map_err(csv_error)?;
+    for c in &parts.calls {
+        let row = [
+            "HIP_RUNTIME_API".to_owned(),
+            c.name.clone(),
+            c.pid.to_string(),
+            c.tid.to_string(),
+            c.correlation.to_string(),
+            c.start.to_string(),
+            c.end.to_string(),
+        ];
+        calls.write_record(&row).map_err(csv_error)?;
+    }
+    calls.flush()?;
+    Ok(path)
+}
+
+fn csv_error(e: csv::Error) -> SynthError {
+    SynthError::Io(std::io::Error::other(e))
+}
+
+/// rocprofv3 JSON (`rocprofiler-sdk-tool`): kernel symbols, dispatches and HIP API records
+/// sharing `correlation_id.internal`, HIP names in `strings.buffer_records[5]`.
+pub fn rocprof_json(parts: &Parts) -> Value {
+    let mut operations: Vec<&str> = Vec::new();
+    let mut operation_of: HashMap<&str, usize> = HashMap::new();
+    let hip: Vec<Value> = parts
+        .calls
+        .iter()
+        .map(|c| {
+            let operation = *operation_of.entry(&c.name).or_insert_with(|| {
+                operations.push(&c.name);
+                operations.len() - 1
+            });
+            json!({"kind": 5, "operation": operation, "thread_id": c.tid,
+                "correlation_id": {"internal": c.correlation, "external": 0},
+                "start_timestamp": c.start, "end_timestamp": c.end})
+        })
+        .collect();
+    let mut symbols =
+        vec![json!({"kernel_id": 0, "kernel_name": "", "formatted_kernel_name": "0"})];
+    let mut symbol_of: HashMap<&str, usize> = HashMap::new();
+    let dispatches: Vec<Value> = parts
+        .kernels
+        .iter()
+        .map(|k| {
+            let kernel_id = *symbol_of.entry(&k.name).or_insert_with(|| {
+                symbols.push(json!({"kernel_id": symbols.len(), "kernel_name": format!("{}.kd", k.name), "formatted_kernel_name": k.name}));
+                symbols.len() - 1
+            });
+            json!({"kind": 11, "operation": 2, "thread_id": 1,
+                "correlation_id": {"internal": k.correlation, "external": 0},
+                "start_timestamp": k.start, "end_timestamp": k.end,
+                "dispatch_info": {"agent_id": {"handle": 7}, "queue_id": {"handle": k.stream}, "kernel_id": kernel_id}})
+        })
+        .collect();
+    let mut kinds = vec![json!({"kind": "NONE", "operations": []}); 12];
+    kinds[5] = json!({"kind": "HIP_RUNTIME_API", "operations": operations});
+    kinds[11] = json!({"kind": "KERNEL_DISPATCH", "operations": ["KERNEL_DISPATCH_NONE", "KERNEL_DISPATCH_ENQUEUE", "KERNEL_DISPATCH_COMPLETE"]});
+    json!({"rocprofiler-sdk-tool": [{
+        "metadata": {"pid": parts.calls.first().map_or(1, |c| c.pid)},
+        "agents": [{"id": {"handle": 7}, "type": 2, "name": "gfx942", "product_name": "AMD Instinct MI300X", "gpu_index": 0}],
+        "kernel_symbols": symbols,
+        "strings": {"buffer_records": kinds},
+        "buffer_records": {"kernel_dispatch": dispatches, "hip_api": hip, "memory_copy": []}
+    }]})
+}
+
+/// rpd2tracing's array: the GPU on process "GPU0" (one thread per queue), HIP calls on their
+/// threads, one `api_op` flow per call–kernel pair (`s` at 2 µs before the call's end or at
+/// the kernel's start, whichever is first, but not before the call; `f` at the kernel's
+/// start); numbers as strings of whole µs, as rpd2tracing writes them.
+pub fn rpd_json(parts: &Parts) -> Value {
+    let us = |ns: i64| (ns / 1000).to_string();
+    let mut out = vec![
+        json!({}),
+        json!({"name": "process_name", "ph": "M", "pid": "900", "args": {"name": "GPU0"}}),
+    ];
+    let mut by_correlation: HashMap<u64, &Call> = HashMap::new();
+    for c in &parts.calls {
+        by_correlation.insert(c.correlation, c);
+        out.push(json!({"pid": c.pid.to_string(), "tid": c.tid.to_string(), "name": c.name, "ts": us(c.start), "dur": us(c.end - c.start), "ph": "X", "args": {"desc": ""}}));
+    }
+    let mut flow = 0;
+    for k in &parts.kernels {
+        let queue = k.stream.to_string();
+        out.push(json!({"pid": "900", "tid": queue, "name": k.name, "ts": us(k.start), "dur": us(k.end - k.start), "ph": "X", "args": {"desc": "KernelExecution"}}));
+        let Some(call) = by_correlation.get(&k.correlation) else {
+            continue;
+        };
+        flow += 1;
+        let at = (call.end / 1000 - 2)
+            .min(k.start / 1000)
+            .max(call.start / 1000);
+        out.push(json!({"pid": call.pid.to_string(), "tid": call.tid.to_string(), "ts": at.to_string(), "cat": "api_op", "name": "api_op", "ph": "s", "id": flow.to_string()}));
+        out.push(json!({"pid": "900", "tid": queue, "ts": us(k.start), "cat": "api_op", "name": "api_op", "ph": "f", "id": flow.to_string(), "bp": "e"}));
+    }
+    Value::Array(out)
+}
+
+const RPD_SCHEMA: &str = "
+CREATE TABLE rocpd_string(id integer NOT NULL PRIMARY KEY AUTOINCREMENT, string varchar(4096) NOT NULL);
+CREATE TABLE rocpd_api(id integer NOT NULL PRIMARY KEY AUTOINCREMENT, pid integer NOT NULL, tid integer NOT NULL,
+    start integer NOT NULL, end integer NOT NULL, apiName_id integer NOT NULL, args_id integer NOT NULL);
+CREATE TABLE rocpd_op(id integer NOT NULL PRIMARY KEY AUTOINCREMENT, gpuId integer NOT NULL, queueId integer NOT NULL,
+    sequenceId integer NOT NULL, completionSignal varchar(18) NOT NULL, start integer NOT NULL,
+    end integer NOT NULL, description_id integer NOT NULL, opType_id integer NOT NULL);
+CREATE TABLE rocpd_api_ops(id integer NOT NULL PRIMARY KEY AUTOINCREMENT, api_id integer NOT NULL, op_id integer NOT NULL);
+CREATE TABLE rocpd_metadata(id integer NOT NULL PRIMARY KEY AUTOINCREMENT, tag varchar(4096) NOT NULL, value varchar(4096) NOT NULL);
+INSERT INTO rocpd_metadata(tag, value) VALUES ('schema_version', '2');
+";
+
+/// An RPD database (rpdTracer's tables and columns): each call's id is its correlation id,
+/// each kernel an op linked to it through `rocpd_api_ops`.
+pub fn write_rpd(parts: &Parts, path: &Path) -> Result<(), SynthError> {
+    let sql = |e: rusqlite::Error| SynthError::Io(std::io::Error::other(e));
+    let conn = Connection::open(path).map_err(sql)?;
+    conn.execute_batch(RPD_SCHEMA).map_err(sql)?;
+    conn.execute_batch("BEGIN").map_err(sql)?;
+    let mut strings: HashMap<String, i64> = HashMap::new();
+    let mut string = |text: &str| -> Result<i64, rusqlite::Error> {
+        if let Some(id) = strings.get(text) {
+            return Ok(*id);
+        }
+        conn.execute("INSERT INTO rocpd_string(string) VALUES (?1)", [text])?;
+        let id = conn.last_insert_rowid();
+        strings.insert(text.to_owned(), id);
+        Ok(id)
+    };
+    let empty = string("").map_err(sql)?;
+    let kernel = string("KernelExecution").map_err(sql)?;
+    for c in &parts.calls {
+        let name = string(&c.name).map_err(sql)?;
+        conn.execute(
+            "INSERT INTO rocpd_api(id, pid, tid, start, end, apiName_id, args_id) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+            params![c.correlation as i64, c.pid, c.tid, c.start, c.end, name, empty],
+        )
+        .map_err(sql)?;
+    }
+    for k in &parts.kernels {
+        let name = string(&k.name).map_err(sql)?;
+        conn.execute(
+            "INSERT INTO rocpd_op(gpuId, queueId, sequenceId, completionSignal, start, end, description_id, opType_id) VALUES (?1, ?2, 0, '', ?3, ?4, ?5, ?6)",
+            params![k.device, k.stream, k.start, k.end, name, kernel],
+        )
+        .map_err(sql)?;
+        let op = conn.last_insert_rowid();
+        conn.execute(
+            "INSERT INTO rocpd_api_ops(api_id, op_id) VALUES (?1, ?2)",
+            params![k.correlation as i64, op],
+        )
+        .map_err(sql)?;
+    }
+    conn.execute_batch("COMMIT").map_err(sql)?;
+    Ok(())
+}
