@@ -11,6 +11,7 @@ use crate::SynthError;
 use rusqlite::{Connection, params};
 use serde_json::{Value, json};
 use std::collections::HashMap;
+use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
 /// A runtime call of the trace.
@@ -120,6 +121,46 @@ impl Parts {
         launches.into_iter().map(|(_, c)| c).collect()
     }
 
+    /// The calls and kernels repeated `copies` times in time, each copy after the previous
+    /// one ends (plus 1 ms) with its correlation ids shifted past the previous copy's.
+    pub fn tiled(&self, copies: usize) -> Parts {
+        let starts = self
+            .calls
+            .iter()
+            .map(|c| c.start)
+            .chain(self.kernels.iter().map(|k| k.start));
+        let ends = self
+            .calls
+            .iter()
+            .map(|c| c.end)
+            .chain(self.kernels.iter().map(|k| k.end));
+        let (first, last) = (starts.min().unwrap_or(0), ends.max().unwrap_or(0));
+        let shift = last - first + 1_000_000;
+        let ids = self
+            .calls
+            .iter()
+            .map(|c| c.correlation)
+            .chain(self.kernels.iter().map(|k| k.correlation));
+        let id_shift = ids.max().unwrap_or(0) + 1;
+        let mut tiled = Parts::default();
+        for copy in 0..copies {
+            let (dt, di) = (shift * copy as i64, id_shift * copy as u64);
+            tiled.calls.extend(self.calls.iter().map(|c| Call {
+                start: c.start + dt,
+                end: c.end + dt,
+                correlation: c.correlation + di,
+                ..c.clone()
+            }));
+            tiled.kernels.extend(self.kernels.iter().map(|k| Kernel {
+                start: k.start + dt,
+                end: k.end + dt,
+                correlation: k.correlation + di,
+                ..k.clone()
+            }));
+        }
+        tiled
+    }
+
     /// The same without the kernels of the `skip`-th graph launches (host order).
     pub fn without_replays(&self, skip: &[usize]) -> Parts {
         let launches = self.graph_launches();
@@ -210,48 +251,76 @@ fn csv_error(e: csv::Error) -> SynthError {
 /// rocprofv3 JSON (`rocprofiler-sdk-tool`): kernel symbols, dispatches and HIP API records
 /// sharing `correlation_id.internal`, HIP names in `strings.buffer_records[5]`.
 pub fn rocprof_json(parts: &Parts) -> Value {
+    let mut out = Vec::new();
+    write_rocprof_json(parts, &mut out).expect("writing to memory");
+    serde_json::from_slice(&out).expect("valid JSON")
+}
+
+/// [`rocprof_json`] written record by record (never the whole document in memory).
+pub fn write_rocprof_json(parts: &Parts, out: impl Write) -> Result<(), SynthError> {
+    let mut out = BufWriter::new(out);
     let mut operations: Vec<&str> = Vec::new();
     let mut operation_of: HashMap<&str, usize> = HashMap::new();
-    let hip: Vec<Value> = parts
-        .calls
-        .iter()
-        .map(|c| {
-            let operation = *operation_of.entry(&c.name).or_insert_with(|| {
-                operations.push(&c.name);
-                operations.len() - 1
-            });
-            json!({"kind": 5, "operation": operation, "thread_id": c.tid,
-                "correlation_id": {"internal": c.correlation, "external": 0},
-                "start_timestamp": c.start, "end_timestamp": c.end})
-        })
-        .collect();
+    for c in &parts.calls {
+        operation_of.entry(&c.name).or_insert_with(|| {
+            operations.push(&c.name);
+            operations.len() - 1
+        });
+    }
     let mut symbols =
         vec![json!({"kernel_id": 0, "kernel_name": "", "formatted_kernel_name": "0"})];
     let mut symbol_of: HashMap<&str, usize> = HashMap::new();
-    let dispatches: Vec<Value> = parts
-        .kernels
-        .iter()
-        .map(|k| {
-            let kernel_id = *symbol_of.entry(&k.name).or_insert_with(|| {
-                symbols.push(json!({"kernel_id": symbols.len(), "kernel_name": format!("{}.kd", k.name), "formatted_kernel_name": k.name}));
-                symbols.len() - 1
-            });
-            json!({"kind": 11, "operation": 2, "thread_id": 1,
-                "correlation_id": {"internal": k.correlation, "external": 0},
-                "start_timestamp": k.start, "end_timestamp": k.end,
-                "dispatch_info": {"agent_id": {"handle": 7}, "queue_id": {"handle": k.stream}, "kernel_id": kernel_id}})
-        })
-        .collect();
+    for k in &parts.kernels {
+        symbol_of.entry(&k.name).or_insert_with(|| {
+            symbols.push(json!({"kernel_id": symbols.len(), "kernel_name": format!("{}.kd", k.name), "formatted_kernel_name": k.name}));
+            symbols.len() - 1
+        });
+    }
     let mut kinds = vec![json!({"kind": "NONE", "operations": []}); 12];
     kinds[5] = json!({"kind": "HIP_RUNTIME_API", "operations": operations});
     kinds[11] = json!({"kind": "KERNEL_DISPATCH", "operations": ["KERNEL_DISPATCH_NONE", "KERNEL_DISPATCH_ENQUEUE", "KERNEL_DISPATCH_COMPLETE"]});
-    json!({"rocprofiler-sdk-tool": [{
+    let head = json!({
         "metadata": {"pid": parts.calls.first().map_or(1, |c| c.pid)},
         "agents": [{"id": {"handle": 7}, "type": 2, "name": "gfx942", "product_name": "AMD Instinct MI300X", "gpu_index": 0}],
         "kernel_symbols": symbols,
         "strings": {"buffer_records": kinds},
-        "buffer_records": {"kernel_dispatch": dispatches, "hip_api": hip, "memory_copy": []}
-    }]})
+    });
+    let head = serde_json::to_string(&head)?;
+    write!(
+        out,
+        "{{\"rocprofiler-sdk-tool\":[{},\"buffer_records\":{{\"memory_copy\":[],\"kernel_dispatch\":",
+        head.strip_suffix('}').unwrap_or(&head)
+    )?;
+    let dispatches = parts.kernels.iter().map(|k| {
+        json!({"kind": 11, "operation": 2, "thread_id": 1,
+            "correlation_id": {"internal": k.correlation, "external": 0},
+            "start_timestamp": k.start, "end_timestamp": k.end,
+            "dispatch_info": {"agent_id": {"handle": 7}, "queue_id": {"handle": k.stream}, "kernel_id": symbol_of[k.name.as_str()]}})
+    });
+    write_array(&mut out, dispatches)?;
+    write!(out, ",\"hip_api\":")?;
+    let calls = parts.calls.iter().map(|c| {
+        json!({"kind": 5, "operation": operation_of[c.name.as_str()], "thread_id": c.tid,
+            "correlation_id": {"internal": c.correlation, "external": 0},
+            "start_timestamp": c.start, "end_timestamp": c.end})
+    });
+    write_array(&mut out, calls)?;
+    write!(out, "}}}}]}}")?;
+    out.flush()?;
+    Ok(())
+}
+
+/// A JSON array written one item at a time.
+fn write_array(out: &mut impl Write, items: impl Iterator<Item = Value>) -> Result<(), SynthError> {
+    out.write_all(b"[")?;
+    for (index, item) in items.enumerate() {
+        if index > 0 {
+            out.write_all(b",")?;
+        }
+        serde_json::to_writer(&mut *out, &item)?;
+    }
+    out.write_all(b"]")?;
+    Ok(())
 }
 
 /// rpd2tracing's array: the GPU on process "GPU0" (one thread per queue), HIP calls on their
@@ -259,31 +328,41 @@ pub fn rocprof_json(parts: &Parts) -> Value {
 /// the kernel's start, whichever is first, but not before the call; `f` at the kernel's
 /// start); numbers as strings of whole µs, as rpd2tracing writes them.
 pub fn rpd_json(parts: &Parts) -> Value {
+    let mut out = Vec::new();
+    write_rpd_json(parts, &mut out).expect("writing to memory");
+    serde_json::from_slice(&out).expect("valid JSON")
+}
+
+/// [`rpd_json`] written event by event.
+pub fn write_rpd_json(parts: &Parts, out: impl Write) -> Result<(), SynthError> {
+    let mut out = BufWriter::new(out);
     let us = |ns: i64| (ns / 1000).to_string();
-    let mut out = vec![
-        json!({}),
-        json!({"name": "process_name", "ph": "M", "pid": "900", "args": {"name": "GPU0"}}),
-    ];
     let mut by_correlation: HashMap<u64, &Call> = HashMap::new();
     for c in &parts.calls {
         by_correlation.insert(c.correlation, c);
-        out.push(json!({"pid": c.pid.to_string(), "tid": c.tid.to_string(), "name": c.name, "ts": us(c.start), "dur": us(c.end - c.start), "ph": "X", "args": {"desc": ""}}));
     }
-    let mut flow = 0;
-    for k in &parts.kernels {
+    let head = [
+        json!({}),
+        json!({"name": "process_name", "ph": "M", "pid": "900", "args": {"name": "GPU0"}}),
+    ];
+    let calls = parts.calls.iter().map(|c| {
+        json!({"pid": c.pid.to_string(), "tid": c.tid.to_string(), "name": c.name, "ts": us(c.start), "dur": us(c.end - c.start), "ph": "X", "args": {"desc": ""}})
+    });
+    let mut flow = 0_u64;
+    let kernels = parts.kernels.iter().flat_map(|k| {
         let queue = k.stream.to_string();
-        out.push(json!({"pid": "900", "tid": queue, "name": k.name, "ts": us(k.start), "dur": us(k.end - k.start), "ph": "X", "args": {"desc": "KernelExecution"}}));
-        let Some(call) = by_correlation.get(&k.correlation) else {
-            continue;
-        };
-        flow += 1;
-        let at = (call.end / 1000 - 2)
-            .min(k.start / 1000)
-            .max(call.start / 1000);
-        out.push(json!({"pid": call.pid.to_string(), "tid": call.tid.to_string(), "ts": at.to_string(), "cat": "api_op", "name": "api_op", "ph": "s", "id": flow.to_string()}));
-        out.push(json!({"pid": "900", "tid": queue, "ts": us(k.start), "cat": "api_op", "name": "api_op", "ph": "f", "id": flow.to_string(), "bp": "e"}));
-    }
-    Value::Array(out)
+        let mut events = vec![json!({"pid": "900", "tid": queue, "name": k.name, "ts": us(k.start), "dur": us(k.end - k.start), "ph": "X", "args": {"desc": "KernelExecution"}})];
+        if let Some(call) = by_correlation.get(&k.correlation) {
+            flow += 1;
+            let at = (call.end / 1000 - 2).min(k.start / 1000).max(call.start / 1000);
+            events.push(json!({"pid": call.pid.to_string(), "tid": call.tid.to_string(), "ts": at.to_string(), "cat": "api_op", "name": "api_op", "ph": "s", "id": flow.to_string()}));
+            events.push(json!({"pid": "900", "tid": queue, "ts": us(k.start), "cat": "api_op", "name": "api_op", "ph": "f", "id": flow.to_string(), "bp": "e"}));
+        }
+        events
+    });
+    write_array(&mut out, head.into_iter().chain(calls).chain(kernels))?;
+    out.flush()?;
+    Ok(())
 }
 
 const RPD_SCHEMA: &str = "

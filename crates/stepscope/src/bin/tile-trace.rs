@@ -1,5 +1,8 @@
-//! `tile-trace INPUT --target-bytes 1G [--gzip] -o OUTPUT`: repeats a real Kineto trace in time
-//! until its JSON reaches about the target size (for the GB-scale parse benchmark).
+//! `tile-trace INPUT --target-bytes 1G [--gzip] [--as FORMAT] -o OUTPUT`: repeats a real Kineto
+//! trace in time until its JSON reaches about the target size (for the GB-scale parse
+//! benchmark); with `--as`, its runtime calls and kernels are written in another profiler's
+//! format instead (`rocprof-json`, `rpd-json`, `rpd`, `rocprof-csv`: then OUTPUT names the
+//! `*kernel_trace.csv`, and the `*hip_api_trace.csv` is written beside it), sized the same way.
 
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
@@ -11,6 +14,7 @@ use std::process::ExitCode;
 use clap::Parser;
 use flate2::Compression;
 use flate2::write::GzEncoder;
+use stepscope_synth::formats::{self, Parts};
 use stepscope_synth::tile::{TileSummary, tile};
 use stepscope_synth::{SynthError, read_trace_bytes};
 
@@ -26,6 +30,9 @@ struct Cli {
     /// Compress the output with gzip (fast level).
     #[arg(long)]
     gzip: bool,
+    /// Write the calls and kernels in this format (see `stepscope_synth::formats`).
+    #[arg(long = "as", value_name = "FORMAT", value_parser = ["rocprof-json", "rpd-json", "rpd", "rocprof-csv"])]
+    format: Option<String>,
     /// Output file.
     #[arg(short, long)]
     output: PathBuf,
@@ -59,6 +66,59 @@ fn parse_size(text: &str) -> Result<u64, String> {
     }
 }
 
+/// The input's calls and kernels written in `format`, tiled to about the target size (one
+/// copy is written first to measure its size); returns copies, calls + kernels, bytes.
+fn run_as(cli: &Cli, format: &str) -> Result<(usize, usize, u64), SynthError> {
+    let doc: serde_json::Value = serde_json::from_slice(&read_trace_bytes(&cli.input)?)?;
+    let parts = Parts::of_kineto(&doc);
+    write_as(&parts, format, &cli.output)?;
+    let one = std::fs::metadata(&cli.output)?.len().max(1);
+    let copies = usize::try_from(cli.target_bytes.div_ceil(one))
+        .unwrap_or(usize::MAX)
+        .max(1);
+    let tiled = parts.tiled(copies);
+    write_as(&tiled, format, &cli.output)?;
+    let mut bytes = std::fs::metadata(&cli.output)?.len();
+    if let Some(calls) = companion(&cli.output) {
+        bytes += std::fs::metadata(calls)?.len();
+    }
+    Ok((copies, tiled.calls.len() + tiled.kernels.len(), bytes))
+}
+
+/// The HIP table written beside a `*kernel_trace.csv`.
+fn companion(output: &std::path::Path) -> Option<PathBuf> {
+    let name = output.file_name()?.to_str()?;
+    let prefix = name.strip_suffix("kernel_trace.csv")?;
+    Some(output.with_file_name(format!("{prefix}hip_api_trace.csv")))
+}
+
+fn write_as(parts: &Parts, format: &str, output: &std::path::Path) -> Result<(), SynthError> {
+    match format {
+        "rocprof-json" => formats::write_rocprof_json(parts, File::create(output)?),
+        "rpd-json" => formats::write_rpd_json(parts, File::create(output)?),
+        "rpd" => {
+            if output.exists() {
+                std::fs::remove_file(output)?;
+            }
+            formats::write_rpd(parts, output)
+        }
+        _ => {
+            let name = output
+                .file_name()
+                .and_then(|n| n.to_str())
+                .unwrap_or_default();
+            let prefix = name.strip_suffix("kernel_trace.csv").ok_or_else(|| {
+                SynthError::NotATrace(
+                    "--as rocprof-csv writes <prefix>kernel_trace.csv: name the output so"
+                        .to_owned(),
+                )
+            })?;
+            let dir = output.parent().unwrap_or(std::path::Path::new("."));
+            formats::write_rocprof_csv(parts, dir, prefix).map(|_| ())
+        }
+    }
+}
+
 fn run(cli: &Cli) -> Result<(TileSummary, u64), SynthError> {
     let input = read_trace_bytes(&cli.input)?;
     let size = (input.len() as u64).max(1);
@@ -80,6 +140,21 @@ fn run(cli: &Cli) -> Result<(TileSummary, u64), SynthError> {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    if let Some(format) = &cli.format {
+        return match run_as(&cli, format) {
+            Ok((copies, events, bytes)) => {
+                println!(
+                    "tile-trace: {copies} copies, {events} calls and kernels, {bytes} bytes of {format} written to {}",
+                    cli.output.display()
+                );
+                ExitCode::SUCCESS
+            }
+            Err(err) => {
+                eprintln!("tile-trace: {err}");
+                ExitCode::FAILURE
+            }
+        };
+    }
     match run(&cli) {
         Ok((s, on_disk)) => {
             println!(
