@@ -14,6 +14,7 @@
 
 mod error;
 pub mod kineto_json;
+pub mod nsys_sqlite;
 pub mod rocprof_csv;
 pub mod rpd_sqlite;
 mod source;
@@ -37,14 +38,17 @@ pub enum TraceFormat {
     RocprofCsv,
     /// rocmProfileData SQLite (`.rpd`).
     RpdSqlite,
+    /// Nsight Systems SQLite export (`nsys export --type sqlite`).
+    NsysSqlite,
 }
 
 impl TraceFormat {
     /// Every format, in sniffing order.
-    pub const ALL: [TraceFormat; 3] = [
+    pub const ALL: [TraceFormat; 4] = [
         TraceFormat::KinetoJson,
         TraceFormat::RocprofCsv,
         TraceFormat::RpdSqlite,
+        TraceFormat::NsysSqlite,
     ];
 
     /// The name `--format` takes: `kineto-json`, `rocprof-csv`.
@@ -53,6 +57,7 @@ impl TraceFormat {
             TraceFormat::KinetoJson => "kineto-json",
             TraceFormat::RocprofCsv => "rocprof-csv",
             TraceFormat::RpdSqlite => "rpd",
+            TraceFormat::NsysSqlite => "nsys-sqlite",
         }
     }
 
@@ -67,6 +72,7 @@ impl TraceFormat {
             TraceFormat::KinetoJson => KinetoJsonReader::sniff(head),
             TraceFormat::RocprofCsv => RocprofCsvReader::sniff(head),
             TraceFormat::RpdSqlite => RpdSqliteReader::sniff(head),
+            TraceFormat::NsysSqlite => NsysSqliteReader::sniff(head),
         }
     }
 
@@ -97,6 +103,7 @@ impl TraceFormat {
             TraceFormat::KinetoJson => KinetoJsonReader::read(tables, options, builder),
             TraceFormat::RocprofCsv => RocprofCsvReader::read(tables, options, builder),
             TraceFormat::RpdSqlite => RpdSqliteReader::read(tables, options, builder),
+            TraceFormat::NsysSqlite => NsysSqliteReader::read(tables, options, builder),
         }
     }
 }
@@ -205,6 +212,30 @@ impl TraceReader for RpdSqliteReader {
     ) -> Result<(), IngestError> {
         let db = sqlite::open(first_input(inputs)?)?;
         rpd_sqlite::read(&db, options.kineto.allow_truncated, builder)
+    }
+}
+
+/// [`nsys_sqlite`] behind [`TraceReader`].
+#[derive(Debug)]
+pub struct NsysSqliteReader;
+
+impl TraceReader for NsysSqliteReader {
+    fn sniff(head: &[u8]) -> Option<bool> {
+        // Every SQLite file starts alike: the tables decide (`sqlite::detect`).
+        if head.starts_with(sqlite::MAGIC) {
+            None
+        } else {
+            Some(false)
+        }
+    }
+
+    fn read(
+        inputs: &[Input<'_>],
+        options: &ReadOptions,
+        builder: &mut TraceBuilder,
+    ) -> Result<(), IngestError> {
+        let db = sqlite::open(first_input(inputs)?)?;
+        nsys_sqlite::read(&db, options.kineto.allow_truncated, builder)
     }
 }
 
