@@ -13,6 +13,7 @@ mod damage;
 mod edit;
 mod errors;
 mod generate;
+mod nsys_sqlite;
 mod rocprof_csv;
 mod truncation;
 mod valid_docs;
