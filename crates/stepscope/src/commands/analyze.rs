@@ -361,7 +361,8 @@ pub struct AnalyzeArgs {
     pub allow_truncated: bool,
     /// The input format: `auto` (default: sniffed from each file's content), `kineto-json`
     /// (PyTorch profiler), `rocprof-csv` (rocprofv3 CSV tables; a `*kernel_trace.csv` is
-    /// read with the `*hip_api_trace.csv` and `*memory_copy_trace.csv` of its run beside it).
+    /// read with the `*hip_api_trace.csv` and `*memory_copy_trace.csv` of its run beside it),
+    /// `nsys-sqlite` (Nsight Systems `nsys export --type sqlite`).
     #[arg(long, value_enum, default_value_t = FormatChoice::Auto)]
     pub format: FormatChoice,
     /// Parse threads (0 = all cores).
@@ -387,6 +388,8 @@ pub enum FormatChoice {
     KinetoJson,
     /// rocprofv3 CSV tables.
     RocprofCsv,
+    /// Nsight Systems SQLite export.
+    NsysSqlite,
 }
 
 impl FormatChoice {
@@ -396,6 +399,7 @@ impl FormatChoice {
             FormatChoice::Auto => None,
             FormatChoice::KinetoJson => Some(TraceFormat::KinetoJson),
             FormatChoice::RocprofCsv => Some(TraceFormat::RocprofCsv),
+            FormatChoice::NsysSqlite => Some(TraceFormat::NsysSqlite),
         }
     }
 }
