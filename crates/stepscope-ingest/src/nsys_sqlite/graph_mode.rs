@@ -40,8 +40,13 @@ pub(super) fn check(db: &Database, builder: &mut TraceBuilder) {
 
 /// Why a graph-mode file cannot show replays, and how to record one that can.
 fn reason(launches: u64) -> String {
+    let replays = if launches == 1 {
+        "1 graph replay is a whole-graph record without the kernels it ran".to_owned()
+    } else {
+        format!("{launches} graph replays are whole-graph records without the kernels they ran")
+    };
     format!(
-        "the file was recorded with Nsight Systems' `--cuda-graph-trace=graph` (its default): {launches} graph replays are whole-graph records without the kernels they ran, so whether every replay's kernels were recorded cannot be checked; record with `nsys profile --cuda-graph-trace=node` (then `nsys export --type sqlite`)"
+        "the file was recorded with Nsight Systems' `--cuda-graph-trace=graph` (its default): {replays}, so whether every replay's kernels were recorded cannot be checked; record with `nsys profile --cuda-graph-trace=node` (then `nsys export --type sqlite`)"
     )
 }
 
@@ -93,6 +98,7 @@ mod tests {
     fn the_reason_says_how_to_record() {
         let reason = reason(25);
         assert!(reason.contains("--cuda-graph-trace=node"), "{reason}");
-        assert!(reason.contains("25 graph replays"), "{reason}");
+        assert!(reason.contains("25 graph replays are"), "{reason}");
+        assert!(super::reason(1).contains("1 graph replay is"));
     }
 }
