@@ -3,7 +3,7 @@
 #
 #   fuzz/seed-corpus.sh [TRACES_DIR]     (default: /work/shared/traces)
 #
-# Needs gzip, zstd and jq. Writes fuzz/corpus/<target>/ for every target.
+# Needs gzip, zstd, jq and sqlite3. Writes fuzz/corpus/<target>/ for every target.
 set -euo pipefail
 
 traces=${1:-/work/shared/traces}
@@ -103,3 +103,47 @@ if [[ -f $rocprof ]]; then
   head -c 3000 "$here/corpus/rocprof_json/slice.json" > "$here/corpus/rocprof_json/cut.json"
 fi
 chmod -R u+w "$here/corpus"
+
+# nsys_sqlite: small Nsight Systems exports cut from the real samples (the sources opened
+# read-only): the tables the reader reads, a few rows each (all names), 512-byte pages; and a
+# hand-written graph-mode file (a cudaGraphLaunch, its whole-graph record, MODE=Graph).
+nsys=$here/corpus/nsys_sqlite
+mkdir -p "$nsys"
+tables="StringIds CUPTI_ACTIVITY_KIND_KERNEL CUPTI_ACTIVITY_KIND_RUNTIME CUPTI_ACTIVITY_KIND_MEMCPY
+  CUPTI_ACTIVITY_KIND_MEMSET NVTX_EVENTS TARGET_INFO_GPU META_DATA_CAPTURE PROCESSES"
+for source in nsys-ai/tests/fixtures/mock.sqlite \
+    nsys-ai/tests/fixtures/h100_2gpu_1s.sqlite \
+    pipit/pipit/tests/data/saxpy-mpi-cuda_nsys_perlmutter0.sqlite; do
+  path=$traces/$source
+  [[ -f $path ]] || { echo "skip (missing): $source" >&2; continue; }
+  out=$nsys/$(basename "$source" .sqlite).sqlite
+  rm -f "$out"
+  present=$(sqlite3 "file:$path?mode=ro" "SELECT name FROM sqlite_master WHERE type = 'table'")
+  sql="PRAGMA page_size = 512; ATTACH 'file:$path?mode=ro' AS src;"
+  for table in $tables; do
+    if grep -qx "$table" <<< "$present"; then
+      limit=40
+      [[ $table == StringIds ]] && limit=-1 # every name, so the rows kept are named
+      sql+=" CREATE TABLE $table AS SELECT * FROM src.$table LIMIT $limit;"
+    fi
+  done
+  sqlite3 "$out" "$sql"
+done
+rm -f "$nsys/graph_mode.sqlite"
+sqlite3 "$nsys/graph_mode.sqlite" "PRAGMA page_size = 512;
+  CREATE TABLE StringIds (id INTEGER PRIMARY KEY, value TEXT NOT NULL);
+  INSERT INTO StringIds VALUES (1, 'cudaGraphLaunch_v10000'), (2, 'cudaLaunchKernel_v7000'), (3, 'gemm');
+  CREATE TABLE CUPTI_ACTIVITY_KIND_RUNTIME (start INTEGER, \"end\" INTEGER, eventClass INTEGER,
+    globalTid INTEGER, correlationId INTEGER, nameId INTEGER);
+  INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (100, 200, 0, 281476838981743, 7, 1),
+    (300, 400, 0, 281476838981743, 8, 2), (310, 390, 67, 281476838981743, 8, 2);
+  CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start INTEGER, \"end\" INTEGER, deviceId INTEGER,
+    streamId INTEGER, correlationId INTEGER, globalPid INTEGER, demangledName INTEGER,
+    shortName INTEGER, graphNodeId INTEGER, graphId INTEGER);
+  INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (500, 600, 0, 7, 8, 281476838981632, 3, 3, NULL, NULL);
+  CREATE TABLE CUPTI_ACTIVITY_KIND_GRAPH_TRACE (start INTEGER, \"end\" INTEGER, deviceId INTEGER,
+    streamId INTEGER, correlationId INTEGER, globalPid INTEGER, graphId INTEGER, graphExecId INTEGER);
+  INSERT INTO CUPTI_ACTIVITY_KIND_GRAPH_TRACE VALUES (250, 450, 0, 7, 7, 281476838981632, 1, 1);
+  CREATE TABLE META_DATA_CAPTURE (name TEXT, value TEXT);
+  INSERT INTO META_DATA_CAPTURE VALUES ('CUDA_GRAPH_TRACE_OPTIONS:MODE', 'Graph');"
+echo "corpus: $(ls "$nsys" | wc -l) nsys_sqlite seeds under $nsys" >&2

@@ -91,7 +91,7 @@ pub enum IngestError {
     },
     /// The content matches no known format.
     #[error(
-        "`{}` is not a format stepscope reads{}\nhint: stepscope reads PyTorch profiler (Kineto) Chrome-trace JSON (`.json`, `.json.gz`, `.json.zst`), rocprofv3 CSV tables (`*kernel_trace.csv` with the run's `*hip_api_trace.csv` beside it) and rocmProfileData databases (`.rpd`)",
+        "`{}` is not a format stepscope reads{}\nhint: stepscope reads PyTorch profiler (Kineto) Chrome-trace JSON (`.json`, `.json.gz`, `.json.zst`), rocprofv3 CSV tables (`*kernel_trace.csv` with the run's `*hip_api_trace.csv` beside it), rocmProfileData databases (`.rpd`) and Nsight Systems SQLite exports (`nsys export --type sqlite`)",
         path.as_deref().map_or_else(|| "input".into(), |p| p.display().to_string()),
         recognised.map(|what| format!(" yet (it looks like {what})")).unwrap_or_default()
     )]

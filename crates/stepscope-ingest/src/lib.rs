@@ -14,6 +14,7 @@
 
 mod error;
 pub mod kineto_json;
+pub mod nsys_sqlite;
 pub mod rocprof_csv;
 pub mod rocprof_json;
 pub mod rpd_json;
@@ -43,17 +44,20 @@ pub enum TraceFormat {
     RpdJson,
     /// rocprofv3 JSON (`rocprofiler-sdk-tool`).
     RocprofJson,
+    /// Nsight Systems SQLite export (`nsys export --type sqlite`).
+    NsysSqlite,
 }
 
 impl TraceFormat {
     /// Every format, in sniffing order.
-    pub const ALL: [TraceFormat; 5] = [
+    pub const ALL: [TraceFormat; 6] = [
         // Before Kineto: both are JSON arrays, and Kineto takes any array.
         TraceFormat::RpdJson,
         TraceFormat::RocprofJson,
         TraceFormat::KinetoJson,
         TraceFormat::RocprofCsv,
         TraceFormat::RpdSqlite,
+        TraceFormat::NsysSqlite,
     ];
 
     /// The name `--format` takes: `kineto-json`, `rocprof-csv`.
@@ -64,6 +68,7 @@ impl TraceFormat {
             TraceFormat::RpdSqlite => "rpd",
             TraceFormat::RpdJson => "rpd-json",
             TraceFormat::RocprofJson => "rocprof-json",
+            TraceFormat::NsysSqlite => "nsys-sqlite",
         }
     }
 
@@ -80,6 +85,7 @@ impl TraceFormat {
             TraceFormat::RpdSqlite => RpdSqliteReader::sniff(head),
             TraceFormat::RpdJson => RpdJsonReader::sniff(head),
             TraceFormat::RocprofJson => RocprofJsonReader::sniff(head),
+            TraceFormat::NsysSqlite => NsysSqliteReader::sniff(head),
         }
     }
 
@@ -112,6 +118,7 @@ impl TraceFormat {
             TraceFormat::RpdSqlite => RpdSqliteReader::read(tables, options, builder),
             TraceFormat::RpdJson => RpdJsonReader::read(tables, options, builder),
             TraceFormat::RocprofJson => RocprofJsonReader::read(tables, options, builder),
+            TraceFormat::NsysSqlite => NsysSqliteReader::read(tables, options, builder),
         }
     }
 }
@@ -256,6 +263,30 @@ impl TraceReader for RocprofJsonReader {
         builder: &mut TraceBuilder,
     ) -> Result<(), IngestError> {
         rocprof_json::read(first_input(inputs)?.bytes, builder)
+    }
+}
+
+/// [`nsys_sqlite`] behind [`TraceReader`].
+#[derive(Debug)]
+pub struct NsysSqliteReader;
+
+impl TraceReader for NsysSqliteReader {
+    fn sniff(head: &[u8]) -> Option<bool> {
+        // Every SQLite file starts alike: the tables decide (`sqlite::detect`).
+        if head.starts_with(sqlite::MAGIC) {
+            None
+        } else {
+            Some(false)
+        }
+    }
+
+    fn read(
+        inputs: &[Input<'_>],
+        options: &ReadOptions,
+        builder: &mut TraceBuilder,
+    ) -> Result<(), IngestError> {
+        let db = sqlite::open(first_input(inputs)?, options.kineto.allow_truncated)?;
+        nsys_sqlite::read(&db, builder)
     }
 }
 

@@ -215,6 +215,10 @@ pub fn detect(db: &Database) -> Result<Option<TraceFormat>, IngestError> {
     let has = |name: &str| tables.iter().any(|t| t.eq_ignore_ascii_case(name));
     Ok(if has("rocpd_op") && has("rocpd_api") {
         Some(TraceFormat::RpdSqlite)
+    } else if has("StringIds")
+        && (has("CUPTI_ACTIVITY_KIND_KERNEL") || has("CUPTI_ACTIVITY_KIND_RUNTIME"))
+    {
+        Some(TraceFormat::NsysSqlite)
     } else {
         None
     })
@@ -225,7 +229,7 @@ pub fn recognise(db: &Database) -> &'static str {
     if db.has_table("rocpd_info_agent") || db.has_table("rocpd_kernel_dispatch") {
         "a rocprofv3 rocpd database; record with rocprofv3 --output-format csv (its tables read here) instead"
     } else if db.has_table("StringIds") {
-        "an Nsight Systems export without CUDA activity tables (record with --trace=cuda)"
+        "an Nsight Systems export without CUDA kernel or API tables (record with `nsys profile --trace=cuda`)"
     } else {
         "an SQLite database that is neither an RPD (rocmProfileData) nor an Nsight Systems export"
     }

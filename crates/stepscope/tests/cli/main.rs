@@ -13,6 +13,7 @@ mod flags;
 mod golden;
 mod json;
 mod multi_file;
+mod nsys_sqlite;
 mod profile;
 mod rocprof_csv;
 mod rocprof_json;
