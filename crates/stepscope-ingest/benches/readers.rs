@@ -1,7 +1,7 @@
 //! Every reader's throughput on the same run: the real piecewise vLLM trace (25 graph
 //! replays) tiled in time, then written in each format by `stepscope_synth::formats` (the
 //! calls and kernels the other profilers would record), plus the real rocprofv3 JSON sample
-//! and the real Nsight Systems export. MB/s from criterion; events/s = the events each input
+//! and the real Nsight Systems export (no writer for that format outside the tests). MB/s from criterion; events/s = the events each input
 //! holds (printed at setup) / the median time.
 //!
 //! cargo bench -p stepscope-ingest --bench readers
@@ -69,6 +69,9 @@ fn cases(dir: &Path, copies: usize) -> Vec<Case> {
     let real = shared("tracelens/tests/rocprof/908_results.json.gz");
     let inflated = stepscope_synth::read_trace_bytes(&real).map_or(0, |b| b.len() as u64);
     cases.push(("rocprof-json/908_results", real, inflated));
+    let nsys = shared("nsys-ai/tests/fixtures/h100_2gpu_1s.sqlite");
+    let nsys_size = size(&nsys);
+    cases.push(("nsys-sqlite/h100_2gpu_1s", nsys, nsys_size));
     cases
         .into_iter()
         .map(|(name, path, bytes)| Case {

@@ -9,14 +9,18 @@
 //! call–operation pair, so a `hipGraphLaunch` has one flow per kernel). Each call gets its own
 //! correlation id and each linked operation takes its call's. Numbers are strings of whole
 //! microseconds (rpd2tracing divides nanoseconds by 1000, truncating).
+//!
+//! The array is read one event at a time (a serde visitor), each kept as a small record with
+//! its name interned: the document is never held as JSON values.
 
 use crate::IngestError;
 use crate::rpd_sqlite::op_kind;
 use rustc_hash::FxHashMap;
-use serde::Deserialize;
-use serde_json::Value;
+use serde::de::{Deserializer, SeqAccess, Visitor};
+use serde::{Deserialize, de};
+use std::borrow::Cow;
 use stepscope_model::{
-    CorrelationId, Duration, GpuEventKind, GpuEventRecord, ProcessId, RuntimeCallKind,
+    CorrelationId, Duration, GpuEventKind, GpuEventRecord, NameId, ProcessId, RuntimeCallKind,
     RuntimeCallRecord, Severity, StreamId, ThreadId, Timestamp, TraceBuilder,
 };
 
@@ -35,46 +39,112 @@ pub fn sniff(head: &[u8]) -> Option<bool> {
     Some((gpu_process || has(b"\"api_op\"")) && !kineto)
 }
 
-/// One event as rpd2tracing writes it (strings or numbers for every number).
-#[derive(Debug, Deserialize)]
-struct Event {
-    #[serde(default)]
-    ph: String,
-    #[serde(default)]
-    name: String,
-    #[serde(default)]
-    cat: Option<String>,
-    #[serde(default)]
-    pid: Value,
-    #[serde(default)]
-    tid: Value,
-    #[serde(default)]
-    ts: Value,
-    #[serde(default)]
-    dur: Value,
-    #[serde(default)]
-    id: Value,
-    #[serde(default)]
-    args: Option<serde_json::Map<String, Value>>,
-}
+/// A number written as a JSON number or a string (`None`: neither, or absent).
+#[derive(Debug, Default, Clone, Copy)]
+struct Num(Option<f64>);
 
-/// A JSON number, or a number written as a string.
-fn number(value: &Value) -> Option<f64> {
-    match value {
-        Value::Number(n) => n.as_f64(),
-        Value::String(s) => s.trim().parse().ok(),
-        _ => None,
+impl<'de> Deserialize<'de> for Num {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(NumVisitor)
     }
 }
 
-fn int(value: &Value) -> Option<i64> {
-    number(value).filter(|n| n.is_finite()).map(|n| n as i64)
+/// Numbers as they come, strings parsed, anything else `None` (skipped whole).
+struct NumVisitor;
+
+impl<'de> Visitor<'de> for NumVisitor {
+    type Value = Num;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a number or a string holding one")
+    }
+
+    fn visit_f64<E: de::Error>(self, v: f64) -> Result<Num, E> {
+        Ok(Num(Some(v)))
+    }
+
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<Num, E> {
+        Ok(Num(Some(v as f64)))
+    }
+
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<Num, E> {
+        Ok(Num(Some(v as f64)))
+    }
+
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<Num, E> {
+        Ok(Num(v.trim().parse().ok()))
+    }
+
+    fn visit_bool<E: de::Error>(self, _: bool) -> Result<Num, E> {
+        Ok(Num(None))
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<Num, E> {
+        Ok(Num(None))
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Num, A::Error> {
+        while seq.next_element::<de::IgnoredAny>()?.is_some() {}
+        Ok(Num(None))
+    }
+
+    fn visit_map<A: de::MapAccess<'de>>(self, mut map: A) -> Result<Num, A::Error> {
+        while map
+            .next_entry::<de::IgnoredAny, de::IgnoredAny>()?
+            .is_some()
+        {}
+        Ok(Num(None))
+    }
+}
+
+impl Num {
+    fn int(self) -> i64 {
+        self.0.filter(|n| n.is_finite()).map_or(0, |n| n as i64)
+    }
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct Args<'a> {
+    #[serde(borrow)]
+    name: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    desc: Option<Cow<'a, str>>,
+}
+
+/// One event, the fields this reader uses (strings borrowed from the input where possible).
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct Event<'a> {
+    #[serde(borrow)]
+    ph: Cow<'a, str>,
+    #[serde(borrow)]
+    name: Cow<'a, str>,
+    #[serde(borrow)]
+    cat: Option<Cow<'a, str>>,
+    pid: Num,
+    tid: Num,
+    ts: Num,
+    dur: Num,
+    id: Num,
+    #[serde(borrow)]
+    args: Option<Args<'a>>,
 }
 
 /// A lane: (pid, tid).
 type Lane = (i64, i64);
 
-/// An event on a lane with its start and end (µs) and its row in the model.
+/// An `X` event kept: lane, time (µs), name and `args.desc`.
+#[derive(Debug, Clone, Copy)]
+struct Span {
+    lane: Lane,
+    start: f64,
+    dur: f64,
+    name: NameId,
+    desc: Option<NameId>,
+}
+
+/// An `X` event placed on its lane (sorted later), by index into the calls or the ops.
 #[derive(Debug, Clone, Copy)]
 struct Placed {
     start: f64,
@@ -82,50 +152,106 @@ struct Placed {
     row: usize,
 }
 
-/// What the first pass found: GPU processes, calls and ops by lane, flow ends by id.
+/// Everything kept while the array streams by.
 #[derive(Debug, Default)]
-struct Layout {
+struct Sink {
     gpu_processes: FxHashMap<i64, u32>,
-    calls: FxHashMap<Lane, Vec<Placed>>,
-    ops: FxHashMap<Lane, Vec<Placed>>,
-    starts: FxHashMap<String, (Lane, f64)>,
-    finishes: FxHashMap<String, (Lane, f64)>,
+    spans: Vec<Span>,
+    starts: FxHashMap<u64, (Lane, f64)>,
+    finishes: FxHashMap<u64, (Lane, f64)>,
+    events: u64,
+    skipped: u64,
+}
+
+impl Sink {
+    fn take(&mut self, event: Event<'_>, builder: &mut TraceBuilder) {
+        self.events += 1;
+        let lane = (event.pid.int(), event.tid.int());
+        match event.ph.as_ref() {
+            "M" if event.name == "process_name" => {
+                let name = event.args.and_then(|a| a.name).unwrap_or_default();
+                if let Some(gpu) = name.strip_prefix("GPU") {
+                    self.gpu_processes
+                        .insert(lane.0, gpu.trim().parse().unwrap_or(0));
+                }
+            }
+            "X" => match (event.ts.0, event.dur.0.unwrap_or(0.0)) {
+                (Some(start), dur) if start.is_finite() && dur.is_finite() && dur >= 0.0 => {
+                    let desc = event.args.and_then(|a| a.desc);
+                    self.spans.push(Span {
+                        lane,
+                        start,
+                        dur,
+                        name: builder.intern(&event.name),
+                        desc: desc.map(|d| builder.intern(&d)),
+                    });
+                }
+                _ => self.skipped += 1,
+            },
+            "s" | "f" if event.cat.as_deref() == Some("api_op") => {
+                if let (Some(ts), Some(id)) = (event.ts.0, event.id.0) {
+                    let ends = if event.ph == "s" {
+                        &mut self.starts
+                    } else {
+                        &mut self.finishes
+                    };
+                    ends.insert(id as u64, (lane, ts));
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// Streams the top-level array into a [`Sink`].
+struct ArrayVisitor<'s, 'b> {
+    sink: &'s mut Sink,
+    builder: &'b mut TraceBuilder,
+}
+
+impl<'de> Visitor<'de> for ArrayVisitor<'_, '_> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a JSON array of trace events")
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        while let Some(event) = seq.next_element::<Event<'de>>()? {
+            self.sink.take(event, self.builder);
+        }
+        Ok(())
+    }
 }
 
 /// Reads an rpd2tracing document into `builder`.
 pub fn read(bytes: &[u8], builder: &mut TraceBuilder) -> Result<(), IngestError> {
-    let events: Vec<Event> = serde_json::from_slice(bytes).map_err(|e| IngestError::Json {
-        path: None,
-        offset: line_offset(bytes, e.line(), e.column()),
-        message: e.to_string(),
-        truncated: e.is_eof(),
-    })?;
-    builder.counts_mut().events += events.len() as u64;
-    let mut layout = Layout::default();
-    for event in &events {
-        if event.ph == "M" && event.name == "process_name" {
-            note_process(event, &mut layout);
-        }
-    }
-    let mut calls = Vec::new();
-    let mut ops = Vec::new();
-    let mut skipped = 0_u64;
-    for event in &events {
-        match event.ph.as_str() {
-            "X" if place(event, &mut layout, &mut calls, &mut ops).is_none() => skipped += 1,
-            "s" | "f" if event.cat.as_deref() == Some("api_op") => note_flow(event, &mut layout),
-            _ => {}
-        }
-    }
-    let links = link(&layout);
-    write(builder, (&calls, &ops), &links, &layout.gpu_processes);
-    builder.stats_mut().add(
+    let mut sink = Sink::default();
+    let mut deserializer = serde_json::Deserializer::from_slice(bytes);
+    deserializer
+        .deserialize_seq(ArrayVisitor {
+            sink: &mut sink,
+            builder,
+        })
+        .and_then(|()| deserializer.end())
+        .map_err(|e| IngestError::Json {
+            path: None,
+            offset: line_offset(bytes, e.line(), e.column()),
+            message: e.to_string(),
+            truncated: e.is_eof(),
+        })?;
+    builder.counts_mut().events += sink.events;
+    let (calls, ops) = split(&sink);
+    let links = link(&sink, &calls, &ops);
+    write(builder, &sink, (&calls, &ops), &links);
+    let stats = builder.stats_mut();
+    stats.add(
         "rpd_json_events_skipped",
         Severity::DataLoss,
         "X events of an rpd2tracing file without a readable time were skipped",
-        skipped,
+        sink.skipped,
     );
-    builder.stats_mut().add(
+    stats.add(
         "rpd_json_ops_unlinked",
         Severity::Info,
         "GPU operations of an rpd2tracing file with no api_op flow to a HIP call",
@@ -145,107 +271,52 @@ pub(crate) fn line_offset(bytes: &[u8], line: usize, column: usize) -> u64 {
         .take(line.saturating_sub(1))
         .map(|l| l.len() + 1)
         .sum();
-    (line_start + column.saturating_sub(1)) as u64
+    (line_start + column.saturating_sub(1)).min(bytes.len()) as u64
 }
 
-fn note_process(event: &Event, layout: &mut Layout) {
-    let name = event
-        .args
-        .as_ref()
-        .and_then(|a| a.get("name"))
-        .and_then(Value::as_str)
-        .unwrap_or_default();
-    if let (Some(pid), Some(gpu)) = (int(&event.pid), name.strip_prefix("GPU")) {
-        layout
-            .gpu_processes
-            .insert(pid, gpu.trim().parse().unwrap_or(0));
+/// Span indices of the calls and of the GPU operations (on `GPU<n>` processes).
+fn split(sink: &Sink) -> (Vec<usize>, Vec<usize>) {
+    (0..sink.spans.len()).partition(|&i| !sink.gpu_processes.contains_key(&sink.spans[i].lane.0))
+}
+
+/// Rows (into `rows`) per lane, sorted by start.
+fn by_lane(sink: &Sink, rows: &[usize]) -> FxHashMap<Lane, Vec<Placed>> {
+    let mut lanes: FxHashMap<Lane, Vec<Placed>> = FxHashMap::default();
+    for (row, &i) in rows.iter().enumerate() {
+        let span = &sink.spans[i];
+        lanes.entry(span.lane).or_default().push(Placed {
+            start: span.start,
+            end: span.start + span.dur,
+            row,
+        });
     }
-}
-
-/// A call or an operation read from an `X` event.
-#[derive(Debug)]
-struct Span<'e> {
-    event: &'e Event,
-    lane: Lane,
-    start: f64,
-    dur: f64,
-}
-
-/// Files an `X` event as a call or an operation; `None` when its time is unreadable.
-fn place<'e>(
-    event: &'e Event,
-    layout: &mut Layout,
-    calls: &mut Vec<Span<'e>>,
-    ops: &mut Vec<Span<'e>>,
-) -> Option<()> {
-    let start = number(&event.ts)?;
-    let dur = number(&event.dur).unwrap_or(0.0);
-    if !(start.is_finite() && dur.is_finite() && dur >= 0.0) {
-        return None;
+    for lane in lanes.values_mut() {
+        lane.sort_by(|a, b| a.start.total_cmp(&b.start));
     }
-    let lane = (int(&event.pid).unwrap_or(0), int(&event.tid).unwrap_or(0));
-    let span = Span {
-        event,
-        lane,
-        start,
-        dur,
-    };
-    let (list, by_lane) = if layout.gpu_processes.contains_key(&lane.0) {
-        (ops, &mut layout.ops)
-    } else {
-        (calls, &mut layout.calls)
-    };
-    by_lane.entry(lane).or_default().push(Placed {
-        start,
-        end: start + dur,
-        row: list.len(),
-    });
-    list.push(span);
-    Some(())
-}
-
-fn note_flow(event: &Event, layout: &mut Layout) {
-    let (Some(ts), Some(id)) = (number(&event.ts), flow_id(&event.id)) else {
-        return;
-    };
-    let lane = (int(&event.pid).unwrap_or(0), int(&event.tid).unwrap_or(0));
-    let ends = if event.ph == "s" {
-        &mut layout.starts
-    } else {
-        &mut layout.finishes
-    };
-    ends.insert(id, (lane, ts));
-}
-
-fn flow_id(id: &Value) -> Option<String> {
-    match id {
-        Value::String(s) => Some(s.clone()),
-        Value::Number(n) => Some(n.to_string()),
-        _ => None,
-    }
+    lanes
 }
 
 /// Operation row → call row, through the flows.
-fn link(layout: &Layout) -> FxHashMap<usize, usize> {
-    let mut calls = layout.calls.clone();
-    let mut ops = layout.ops.clone();
-    for lane in calls.values_mut().chain(ops.values_mut()) {
-        lane.sort_by(|a, b| a.start.total_cmp(&b.start));
-    }
-    let mut taken = vec![false; ops.values().map(Vec::len).sum::<usize>() + 1];
+fn link(sink: &Sink, calls: &[usize], ops: &[usize]) -> FxHashMap<usize, usize> {
+    let call_lanes = by_lane(sink, calls);
+    let op_lanes = by_lane(sink, ops);
+    let mut taken = vec![false; ops.len()];
     let mut links = FxHashMap::default();
-    for (id, (call_lane, at)) in &layout.starts {
-        let Some((op_lane, op_at)) = layout.finishes.get(id) else {
+    // In time order, so the lookups walk the lanes forward (not at random through memory).
+    let mut flows: Vec<(&u64, &(Lane, f64))> = sink.starts.iter().collect();
+    flows.sort_unstable_by(|a, b| a.1.1.total_cmp(&b.1.1));
+    for (id, (call_lane, at)) in flows {
+        let Some((op_lane, op_at)) = sink.finishes.get(id) else {
             continue;
         };
-        let call = calls.get(call_lane).and_then(|lane| enclosing(lane, *at));
-        let op = ops
+        let call = call_lanes
+            .get(call_lane)
+            .and_then(|lane| enclosing(lane, *at));
+        let op = op_lanes
             .get(op_lane)
             .and_then(|lane| starting_at(lane, *op_at, &taken));
         if let (Some(call), Some(op)) = (call, op) {
-            if let Some(flag) = taken.get_mut(op) {
-                *flag = true;
-            }
+            taken[op] = true;
             links.insert(op, call);
         }
     }
@@ -256,8 +327,9 @@ fn link(layout: &Layout) -> FxHashMap<usize, usize> {
 /// `at` + 2 µs (rpd2tracing puts an asynchronous call's flow 2 µs before its end, which
 /// truncation to whole µs can move before a short call's start).
 fn enclosing(lane: &[Placed], at: f64) -> Option<usize> {
+    // Calls on one thread do not overlap: only the last one started by `at` can hold it.
     let after = lane.partition_point(|p| p.start <= at);
-    if let Some(p) = lane[..after].iter().rev().find(|p| p.end >= at) {
+    if let Some(p) = after.checked_sub(1).map(|i| &lane[i]).filter(|p| p.end >= at) {
         return Some(p.row);
     }
     let within = lane.partition_point(|p| p.start <= at + 2.0);
@@ -273,7 +345,7 @@ fn starting_at(lane: &[Placed], at: f64, taken: &[bool]) -> Option<usize> {
         .iter()
         .take_while(|p| p.start == at)
         .find(free)
-        .or_else(|| lane[..first].iter().rev().find(|p| p.end >= at))
+        .or_else(|| first.checked_sub(1).map(|i| &lane[i]).filter(|p| p.end >= at))
         .map(|p| p.row)
 }
 
@@ -281,25 +353,29 @@ fn micros(us: f64) -> Timestamp {
     Timestamp::from_nanos((us * 1000.0).round() as i64)
 }
 
+fn length(us: f64) -> Duration {
+    Duration::from_nanos((us * 1000.0).round() as i64)
+}
+
 fn write(
     builder: &mut TraceBuilder,
-    (calls, ops): (&[Span<'_>], &[Span<'_>]),
+    sink: &Sink,
+    (calls, ops): (&[usize], &[usize]),
     links: &FxHashMap<usize, usize>,
-    gpus: &FxHashMap<i64, u32>,
 ) {
     let mut processes: FxHashMap<i64, ProcessId> = FxHashMap::default();
-    for (row, call) in calls.iter().enumerate() {
+    for (row, &i) in calls.iter().enumerate() {
+        let span = &sink.spans[i];
         let process = *processes
-            .entry(call.lane.0)
-            .or_insert_with(|| builder.process_number(call.lane.0));
-        let name = call.event.name.as_str();
+            .entry(span.lane.0)
+            .or_insert_with(|| builder.process_number(span.lane.0));
         let record = RuntimeCallRecord {
-            kind: RuntimeCallKind::classify(name),
-            name: builder.intern(name),
+            kind: RuntimeCallKind::classify(builder.name(span.name)),
+            name: span.name,
             process,
-            thread: ThreadId::Number(call.lane.1),
-            start: micros(call.start),
-            duration: Duration::from_nanos((call.dur * 1000.0).round() as i64),
+            thread: ThreadId::Number(span.lane.1),
+            start: micros(span.start),
+            duration: length(span.dur),
             correlation: CorrelationId(row as u64 + 1),
             launched_kernel: None,
         };
@@ -311,36 +387,34 @@ fn write(
         .next()
         .copied()
         .unwrap_or_else(|| builder.process_label("rpd"));
-    for (row, op) in ops.iter().enumerate() {
-        let device = gpus.get(&op.lane.0).copied().unwrap_or(0);
+    for (row, &i) in ops.iter().enumerate() {
+        let span = &sink.spans[i];
+        let device = sink.gpu_processes.get(&span.lane.0).copied().unwrap_or(0);
         let call = links.get(&row).map(|call| *call as u64 + 1);
-        add_op(builder, op, (host, device), call);
+        add_op(builder, span, (host, device), call);
     }
 }
 
 fn add_op(
     builder: &mut TraceBuilder,
-    op: &Span<'_>,
+    span: &Span,
     (host, device): (ProcessId, u32),
     call: Option<u64>,
 ) {
-    let desc = op
-        .event
-        .args
-        .as_ref()
-        .and_then(|a| a.get("desc"))
-        .and_then(Value::as_str)
-        .unwrap_or("KernelExecution");
-    let (kind, name) = op_kind(desc, op.event.name.clone())
-        .unwrap_or((GpuEventKind::Kernel, op.event.name.clone()));
+    let desc = span
+        .desc
+        .map_or("KernelExecution", |d| builder.name(d))
+        .to_owned();
+    let name = builder.name(span.name).to_owned();
+    let (kind, name) = op_kind(&desc, name.clone()).unwrap_or((GpuEventKind::Kernel, name));
     let event = GpuEventRecord {
         kind,
         name: builder.intern(&name),
         process: host,
         device,
-        stream: StreamId(u32::try_from(op.lane.1).unwrap_or(0)),
-        start: micros(op.start),
-        duration: Duration::from_nanos((op.dur * 1000.0).round() as i64),
+        stream: StreamId(u32::try_from(span.lane.1).unwrap_or(0)),
+        start: micros(span.start),
+        duration: length(span.dur),
         correlation: CorrelationId(call.unwrap_or(0)),
         graph_id: None,
     };

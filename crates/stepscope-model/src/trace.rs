@@ -111,6 +111,11 @@ impl TraceBuilder {
         self.trace.names.intern(name)
     }
 
+    /// The string behind a name id interned here.
+    pub fn name(&self, id: NameId) -> &str {
+        self.trace.names.resolve(id)
+    }
+
     /// The id of a numeric process, adding it when new.
     pub fn process_number(&mut self, pid: i64) -> ProcessId {
         self.process(ProcessKey::Number(pid))
