@@ -192,7 +192,7 @@ impl TraceReader for RocprofCsvReader {
 
     fn read(
         inputs: &[Input<'_>],
-        _options: &ReadOptions,
+        options: &ReadOptions,
         builder: &mut TraceBuilder,
     ) -> Result<(), IngestError> {
         let tables: Vec<rocprof_csv::TableInput<'_>> = inputs
@@ -202,7 +202,7 @@ impl TraceReader for RocprofCsvReader {
                 bytes: input.bytes,
             })
             .collect();
-        rocprof_csv::read_tables(&tables, builder)
+        rocprof_csv::read_tables(&tables, options.kineto.allow_truncated, builder)
     }
 }
 

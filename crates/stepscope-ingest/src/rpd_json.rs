@@ -329,7 +329,11 @@ fn link(sink: &Sink, calls: &[usize], ops: &[usize]) -> FxHashMap<usize, usize> 
 fn enclosing(lane: &[Placed], at: f64) -> Option<usize> {
     // Calls on one thread do not overlap: only the last one started by `at` can hold it.
     let after = lane.partition_point(|p| p.start <= at);
-    if let Some(p) = after.checked_sub(1).map(|i| &lane[i]).filter(|p| p.end >= at) {
+    if let Some(p) = after
+        .checked_sub(1)
+        .map(|i| &lane[i])
+        .filter(|p| p.end >= at)
+    {
         return Some(p.row);
     }
     let within = lane.partition_point(|p| p.start <= at + 2.0);
@@ -345,7 +349,12 @@ fn starting_at(lane: &[Placed], at: f64, taken: &[bool]) -> Option<usize> {
         .iter()
         .take_while(|p| p.start == at)
         .find(free)
-        .or_else(|| first.checked_sub(1).map(|i| &lane[i]).filter(|p| p.end >= at))
+        .or_else(|| {
+            first
+                .checked_sub(1)
+                .map(|i| &lane[i])
+                .filter(|p| p.end >= at)
+        })
         .map(|p| p.row)
 }
 

@@ -105,12 +105,13 @@ pub struct TableInput<'a> {
 /// Reads rocprof CSV tables of one run into `builder`.
 pub fn read_tables(
     tables: &[TableInput<'_>],
+    allow_truncated: bool,
     builder: &mut TraceBuilder,
 ) -> Result<(), IngestError> {
     let mut saw_gpu_table = false;
     let mut saw_hip_table = false;
     for table in tables {
-        let kind = read_table(*table, builder)?;
+        let kind = read_table(*table, allow_truncated, builder)?;
         saw_gpu_table |= kind != Table::HipApi;
         saw_hip_table |= kind == Table::HipApi;
     }
@@ -127,8 +128,14 @@ pub fn read_tables(
     Ok(())
 }
 
-/// Reads one table; returns which it was.
-fn read_table(input: TableInput<'_>, builder: &mut TraceBuilder) -> Result<Table, IngestError> {
+/// Reads one table; returns which it was. A table whose last row is cut (no line break
+/// after it, and it does not read) was cut short: an error, or with `allow_truncated` the
+/// rows before it, marked partial.
+fn read_table(
+    input: TableInput<'_>,
+    allow_truncated: bool,
+    builder: &mut TraceBuilder,
+) -> Result<Table, IngestError> {
     let mut reader = csv::ReaderBuilder::new()
         .flexible(true)
         .from_reader(input.bytes);
@@ -156,18 +163,28 @@ fn read_table(input: TableInput<'_>, builder: &mut TraceBuilder) -> Result<Table
         .is_none()
         .then(|| builder.process_label("rocprof"));
     let mut skipped = 0_u64;
+    // The last row that did not read: its line and byte.
+    let mut last_failed = None;
     for record in reader.records() {
         builder.counts_mut().events += 1;
-        let row = match record {
-            Ok(row) => row,
-            Err(_) => {
+        let (read, position) = match record {
+            Ok(row) => (
+                add_row((table, &columns), &row, unnamed_process, builder),
+                row.position().cloned(),
+            ),
+            Err(e) => (None, e.position().cloned()),
+        };
+        last_failed = match read {
+            Some(()) => None,
+            None => {
                 skipped += 1;
-                continue;
+                position.map(|p| (p.line(), p.byte()))
             }
         };
-        if add_row((table, &columns), &row, unnamed_process, builder).is_none() {
-            skipped += 1;
-        }
+    }
+    if let Some((line, byte)) = last_failed.filter(|_| !input.bytes.ends_with(b"\n")) {
+        skipped -= 1;
+        cut_short(input.label, (line, byte), allow_truncated, builder)?;
     }
     builder.stats_mut().add(
         "rocprof_csv_rows_skipped",
@@ -176,6 +193,33 @@ fn read_table(input: TableInput<'_>, builder: &mut TraceBuilder) -> Result<Table
         skipped,
     );
     Ok(table)
+}
+
+/// A table that ends inside its last row: the error, or with `allow_truncated` the trace
+/// marked partial at that row.
+fn cut_short(
+    label: &str,
+    (line, byte): (u64, u64),
+    allow_truncated: bool,
+    builder: &mut TraceBuilder,
+) -> Result<(), IngestError> {
+    if !allow_truncated {
+        return Err(IngestError::Csv {
+            path: label.to_owned(),
+            line,
+            message: "the table ends inside this row (no line break after it, and it does not read): the file was cut short".to_owned(),
+            hint: "rocprofv3 writes its tables when the profiled process exits (was it still running, or the copy incomplete?); `--allow-truncated` analyses the rows before the cut",
+        });
+    }
+    let stats = builder.stats_mut();
+    stats.truncated_at_byte.get_or_insert(byte);
+    stats.add(
+        "rocprof_csv_cut_short",
+        Severity::Error,
+        "A rocprof CSV table ends inside its last row (the file was cut short); the rows before it were read",
+        1,
+    );
+    Ok(())
 }
 
 fn csv_error(label: &str, line: u64, message: &str) -> IngestError {

@@ -119,6 +119,40 @@ fn bad_rows_are_skipped_and_counted_and_a_missing_column_is_named() {
     );
 }
 
+/// The real kernel table cut inside each of its rows: an error naming the file and the cut
+/// row's line, or with `allow_truncated` the rows before it, marked partial at that row.
+#[test]
+fn a_table_cut_inside_a_row_is_an_error_or_partial_when_allowed() {
+    let whole = std::fs::read(shared(KERNELS)).expect("read");
+    let text = String::from_utf8(whole.clone()).expect("UTF-8");
+    let line_starts: Vec<usize> = text.match_indices('\n').map(|(i, _)| i + 1).collect();
+    // Cut 10 bytes into every data row (lines 2..=8: 7 dispatches; an empty line ends it).
+    for (row, start) in line_starts.iter().take(7).enumerate() {
+        let cut = &whole[..start + 10];
+        let line = row as u64 + 2;
+        match read_trace_bytes(cut, &ReadOptions::default()) {
+            Err(IngestError::Csv {
+                line: at, message, ..
+            }) => {
+                assert_eq!(at, line, "{message}");
+                assert!(message.contains("cut short"), "{message}");
+            }
+            other => panic!("cut in row {line}: {:?}", other.map(|t| t.gpu.len())),
+        }
+        let options = ReadOptions::default()
+            .with_kineto(stepscope_ingest::KinetoJsonOptions::default().with_allow_truncated(true));
+        let partial = read_trace_bytes(cut, &options).expect("partial");
+        assert_eq!(partial.gpu.len(), row, "the rows before the cut");
+        assert_eq!(partial.stats.truncated_at_byte, Some(*start as u64));
+        assert_eq!(partial.stats.get("rocprof_csv_cut_short"), 1);
+        assert_eq!(partial.stats.get("rocprof_csv_rows_skipped"), 0);
+    }
+    // The whole table without its last line break is not cut: its last row reads.
+    let trimmed = whole.trim_ascii_end();
+    let trace = read_trace_bytes(trimmed, &ReadOptions::default()).expect("reads");
+    assert_eq!(trace.gpu.len(), 7);
+}
+
 #[test]
 fn a_forced_format_reads_or_says_why_not() {
     let json = br#"{"traceEvents": []}"#;
