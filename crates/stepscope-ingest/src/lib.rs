@@ -1,7 +1,9 @@
 //! Trace readers for stepscope: one module per profiler format, all writing the
 //! [`stepscope_model`] event model through a [`TraceBuilder`].
 //!
-//! Today: Kineto (PyTorch profiler) Chrome-trace JSON, plain, gzip or zstd.
+//! Formats ([`TraceFormat`], one module each, detected from the content): Kineto (PyTorch
+//! profiler) Chrome-trace JSON, rocprofv3 CSV tables and JSON, rocmProfileData SQLite and its
+//! Chrome-trace export, and Nsight Systems SQLite exports; plain, gzip or zstd.
 //!
 //! ```no_run
 //! use stepscope_ingest::{read_trace_file, ReadOptions};

@@ -226,3 +226,32 @@ pub fn str_at<'a>(value: &'a Value, pointer: &str) -> &'a str {
         .and_then(Value::as_str)
         .unwrap_or_else(|| panic!("{pointer} is not a string"))
 }
+
+/// `analyze --json` of one file (exit 0): its `replay_coverage`.
+pub fn replay_coverage(path: &Path) -> Value {
+    let run = stepscope([
+        "analyze",
+        path.to_str().expect("path"),
+        "--json",
+        "--no-progress",
+    ]);
+    run.expect_code(0);
+    run.json()["files"][0]["replay_coverage"].clone()
+}
+
+/// The replay numbers of two readings of one run (two formats) agree.
+#[track_caller]
+pub fn assert_same_replays(one: &Value, other: &Value) {
+    for key in [
+        "verdict",
+        "replays",
+        "recorded_replays",
+        "complete_replays",
+        "empty_replays",
+        "short_replays",
+        "recorded_nodes",
+        "orphan_kernels",
+    ] {
+        assert_eq!(one[key], other[key], "{key}");
+    }
+}

@@ -7,7 +7,9 @@
 //! JSON gives; then with the kernels of two replays deleted (the symptom), and as a file
 //! recorded with `--cuda-graph-trace=graph`, whose replays are whole-graph records.
 
-use crate::common::{VLLM_PIECEWISE, arg, incomplete_piecewise, stepscope, tempdir, trace};
+use crate::common::{
+    VLLM_PIECEWISE, arg, assert_same_replays, incomplete_piecewise, stepscope, tempdir, trace,
+};
 use rusqlite::{Connection, params};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -263,23 +265,6 @@ fn as_graph_mode(db: &Connection) {
     .expect("graph mode");
 }
 
-/// The replay numbers of two readings of one run agree.
-#[track_caller]
-fn assert_same(nsys: &Value, json: &Value) {
-    for key in [
-        "verdict",
-        "replays",
-        "recorded_replays",
-        "complete_replays",
-        "empty_replays",
-        "short_replays",
-        "recorded_nodes",
-        "orphan_kernels",
-    ] {
-        assert_eq!(nsys[key], json[key], "{key}");
-    }
-}
-
 /// `analyze --json` of one file (exit 0): its replay coverage and its steps.
 fn analyze(path: &Path) -> (Value, Value) {
     let run = stepscope([
@@ -302,7 +287,7 @@ fn replays_read_from_an_nsight_export_match_the_same_run_read_from_json() {
     // MANIFEST.md: 25 replays of 3 graphs (4 + 23 × 15 + 12 kernels), none short.
     assert_eq!(nsys["replays"], 25);
     assert_eq!(nsys["recorded_nodes"], 4 + 23 * 15 + 12);
-    assert_same(&nsys, &json);
+    assert_same_replays(&nsys, &json);
     assert!(nsys["unavailable_reason"].is_null());
     // The vLLM step annotation, an NVTX range in the export, is the step.
     assert_eq!(nsys_steps, json_steps);
@@ -317,7 +302,7 @@ fn replays_read_from_an_nsight_export_match_the_same_run_read_from_json() {
         "--no-progress",
     ]);
     forced.expect_code(0);
-    assert_same(&forced.json()["files"][0]["replay_coverage"], &nsys);
+    assert_same_replays(&forced.json()["files"][0]["replay_coverage"], &nsys);
 }
 
 #[test]
@@ -344,7 +329,7 @@ fn replays_whose_kernels_were_deleted_from_an_nsight_export_fail_the_gate() {
         "the two replays whose kernels were deleted"
     );
     let json = incomplete_piecewise(dir.path(), "incomplete.json");
-    assert_same(&nsys, &analyze(&json).0);
+    assert_same_replays(&nsys, &analyze(&json).0);
     let run = stepscope([
         arg(Path::new("analyze")),
         arg(&path),
@@ -400,7 +385,7 @@ fn the_graph_setting_alone_does_not_make_replays_unavailable() {
     drop(db);
     let (nsys, _) = analyze(&path);
     assert!(nsys["unavailable_reason"].is_null());
-    assert_same(&nsys, &analyze(&trace(VLLM_PIECEWISE)).0);
+    assert_same_replays(&nsys, &analyze(&trace(VLLM_PIECEWISE)).0);
 }
 
 #[test]

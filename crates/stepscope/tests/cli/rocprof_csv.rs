@@ -5,8 +5,10 @@
 //! kept — and check that the CSV run gives the replay numbers the JSON gives; then the same
 //! with the kernels of two replays removed (the symptom), made from the same real file.
 
-use crate::common::{VLLM_PIECEWISE, arg, incomplete_piecewise, stepscope, tempdir, trace};
-use serde_json::Value;
+use crate::common::{
+    VLLM_PIECEWISE, arg, assert_same_replays, incomplete_piecewise, replay_coverage, stepscope,
+    tempdir, trace,
+};
 use std::path::Path;
 use stepscope_synth::formats::{Parts, write_rocprof_csv};
 use stepscope_synth::removal::read_json;
@@ -17,42 +19,15 @@ fn rocprof_tables(kineto: &Path, dir: &Path, prefix: &str) -> std::path::PathBuf
     write_rocprof_csv(&Parts::of_kineto(&doc), dir, prefix).expect("tables")
 }
 
-/// The replay numbers of two readings of one run agree.
-#[track_caller]
-fn assert_same(csv: &Value, json: &Value) {
-    for key in [
-        "verdict",
-        "replays",
-        "recorded_replays",
-        "complete_replays",
-        "empty_replays",
-        "short_replays",
-        "recorded_nodes",
-    ] {
-        assert_eq!(csv[key], json[key], "{key}");
-    }
-}
-
-fn coverage(path: &Path) -> Value {
-    let run = stepscope([
-        "analyze",
-        path.to_str().expect("path"),
-        "--json",
-        "--no-progress",
-    ]);
-    run.expect_code(0);
-    run.json()["files"][0]["replay_coverage"].clone()
-}
-
 #[test]
 fn replays_read_from_rocprof_csv_match_the_same_run_read_from_json() {
     let dir = tempdir();
     let kernels = rocprof_tables(&trace(VLLM_PIECEWISE), dir.path(), "4242_");
-    let csv = coverage(&kernels);
-    let json = coverage(&trace(VLLM_PIECEWISE));
+    let csv = replay_coverage(&kernels);
+    let json = replay_coverage(&trace(VLLM_PIECEWISE));
     // MANIFEST.md: 25 replays of 3 graphs.
     assert_eq!(csv["replays"], 25);
-    assert_same(&csv, &json);
+    assert_same_replays(&csv, &json);
     // A folder holding the run's tables is one trace (its kernel table, the others with it).
     let run = stepscope([
         "analyze",
@@ -69,13 +44,13 @@ fn replays_that_lost_their_kernels_in_rocprof_csv_fail_the_gate() {
     let dir = tempdir();
     let json = incomplete_piecewise(dir.path(), "incomplete.json");
     let kernels = rocprof_tables(&json, dir.path(), "");
-    let csv = coverage(&kernels);
+    let csv = replay_coverage(&kernels);
     assert_eq!(csv["verdict"], "incomplete");
     assert_eq!(
         csv["empty_replays"], 2,
         "the two replays whose kernels were removed"
     );
-    assert_same(&csv, &coverage(&json));
+    assert_same_replays(&csv, &replay_coverage(&json));
     let run = stepscope([
         arg(Path::new("analyze")),
         arg(&kernels),
@@ -101,7 +76,7 @@ fn a_kernel_table_without_its_hip_table_cannot_show_replays() {
     let dir = tempdir();
     let kernels = rocprof_tables(&trace(VLLM_PIECEWISE), dir.path(), "");
     std::fs::remove_file(dir.path().join("hip_api_trace.csv")).expect("rm");
-    let csv = coverage(&kernels);
+    let csv = replay_coverage(&kernels);
     assert_eq!(csv["verdict"], "unavailable");
     assert_eq!(csv["replays"], 0);
     let reason = csv["unavailable_reason"].as_str().expect("reason");
@@ -122,7 +97,7 @@ fn tables_of_two_runs_link_nothing_and_say_so() {
     // reading (python3: `[r['Correlation_Id'] for r in csv.DictReader(f)]`): the dispatches
     // carry ids 1451-1550, the calls 1-8 (its one hipLaunchKernel is id 5) — two runs, so
     // every dispatch is an orphan and there is no linkage to judge.
-    let csv = coverage(&trace("rocprofiler-sdk/source/docs/data/kernel_trace.csv"));
+    let csv = replay_coverage(&trace("rocprofiler-sdk/source/docs/data/kernel_trace.csv"));
     assert_eq!(csv["verdict"], "unavailable");
     assert_eq!(csv["orphan_kernels"], 7);
     let reason = csv["unavailable_reason"].as_str().expect("reason");

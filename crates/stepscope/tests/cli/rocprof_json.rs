@@ -5,7 +5,9 @@
 //! real piecewise vLLM trace, and check it gives the JSON's replay numbers; then with the
 //! dispatches of two launches removed (the symptom).
 
-use crate::common::{VLLM_PIECEWISE, arg, stepscope, tempdir, trace};
+use crate::common::{
+    VLLM_PIECEWISE, arg, assert_same_replays, replay_coverage, stepscope, tempdir, trace,
+};
 use serde_json::Value;
 use std::path::Path;
 use stepscope_synth::formats::{Parts, rocprof_json};
@@ -20,39 +22,20 @@ fn rocprof_json_from_kineto(kineto: &Path, skip: &[usize]) -> Value {
     rocprof_json(&parts.without_replays(skip))
 }
 
-fn coverage(path: &Path) -> Value {
-    let run = stepscope([
-        "analyze",
-        path.to_str().expect("path"),
-        "--json",
-        "--no-progress",
-    ]);
-    run.expect_code(0);
-    run.json()["files"][0]["replay_coverage"].clone()
-}
-
 #[test]
 fn replays_read_from_rocprofv3_json_match_and_lost_dispatches_fail_the_gate() {
     let dir = tempdir();
     let whole = dir.path().join("run_results.json");
     let doc = rocprof_json_from_kineto(&trace(VLLM_PIECEWISE), &[]);
     std::fs::write(&whole, serde_json::to_vec(&doc).expect("json")).expect("write");
-    let c = coverage(&whole);
-    let from_kineto = coverage(&trace(VLLM_PIECEWISE));
-    for key in [
-        "verdict",
-        "replays",
-        "recorded_replays",
-        "complete_replays",
-        "recorded_nodes",
-    ] {
-        assert_eq!(c[key], from_kineto[key], "{key}");
-    }
+    let c = replay_coverage(&whole);
+    let from_kineto = replay_coverage(&trace(VLLM_PIECEWISE));
+    assert_same_replays(&c, &from_kineto);
     assert_eq!(c["replays"], 25);
     let lost = dir.path().join("lost_results.json");
     let doc = rocprof_json_from_kineto(&trace(VLLM_PIECEWISE), &[0, 12]);
     std::fs::write(&lost, serde_json::to_vec(&doc).expect("json")).expect("write");
-    let c = coverage(&lost);
+    let c = replay_coverage(&lost);
     assert_eq!(c["verdict"], "incomplete");
     assert_eq!(c["empty_replays"], 2);
     let run = stepscope([

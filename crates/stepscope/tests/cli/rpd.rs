@@ -5,7 +5,9 @@
 //! of its replay — and check that the RPD run gives the replay numbers the JSON gives; then
 //! with the ops of two launches deleted from the database (the symptom).
 
-use crate::common::{VLLM_PIECEWISE, arg, stepscope, tempdir, trace};
+use crate::common::{
+    VLLM_PIECEWISE, arg, assert_same_replays, replay_coverage, stepscope, tempdir, trace,
+};
 use rusqlite::Connection;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -21,41 +23,15 @@ fn rpd_from_kineto(kineto: &Path, path: &Path) -> PathBuf {
     path.to_owned()
 }
 
-fn coverage(path: &Path) -> Value {
-    let run = stepscope([
-        "analyze",
-        path.to_str().expect("path"),
-        "--json",
-        "--no-progress",
-    ]);
-    run.expect_code(0);
-    run.json()["files"][0]["replay_coverage"].clone()
-}
-
-#[track_caller]
-fn assert_same(rpd: &Value, json: &Value) {
-    for key in [
-        "verdict",
-        "replays",
-        "recorded_replays",
-        "complete_replays",
-        "empty_replays",
-        "short_replays",
-        "recorded_nodes",
-    ] {
-        assert_eq!(rpd[key], json[key], "{key}");
-    }
-}
-
 #[test]
 fn replays_read_from_rpd_match_the_same_run_read_from_json() {
     let dir = tempdir();
     let rpd = rpd_from_kineto(&trace(VLLM_PIECEWISE), &dir.path().join("run.rpd"));
-    let from_rpd = coverage(&rpd);
+    let from_rpd = replay_coverage(&rpd);
     // MANIFEST.md: 25 replays of 3 graphs (23 × 15 kernels, 12, 4).
     assert_eq!(from_rpd["replays"], 25);
     assert_eq!(from_rpd["recorded_nodes"], 23 * 15 + 12 + 4);
-    assert_same(&from_rpd, &coverage(&trace(VLLM_PIECEWISE)));
+    assert_same_replays(&from_rpd, &replay_coverage(&trace(VLLM_PIECEWISE)));
 }
 
 #[test]
@@ -80,7 +56,7 @@ fn replays_whose_ops_were_deleted_from_the_rpd_fail_the_gate() {
         .expect("delete");
     }
     drop(conn);
-    let c = coverage(&rpd);
+    let c = replay_coverage(&rpd);
     assert_eq!(c["verdict"], "incomplete");
     assert_eq!(c["empty_replays"], 2);
     assert_eq!(c["recorded_replays"], 23);
@@ -194,7 +170,7 @@ fn replays_read_from_rpd2tracing_json_match_and_lost_kernels_fail_the_gate() {
     let whole = dir.path().join("whole.json");
     let doc = rpd_json_from_kineto(&trace(VLLM_PIECEWISE), &[]);
     std::fs::write(&whole, serde_json::to_vec(&doc).expect("json")).expect("write");
-    let c = coverage(&whole);
+    let c = replay_coverage(&whole);
     assert_eq!(c["replays"], 25);
     assert_eq!(c["recorded_replays"], 25);
     assert_eq!(c["recorded_nodes"], 23 * 15 + 12 + 4);
@@ -202,7 +178,7 @@ fn replays_read_from_rpd2tracing_json_match_and_lost_kernels_fail_the_gate() {
     let cut = dir.path().join("lost.json");
     let doc = rpd_json_from_kineto(&trace(VLLM_PIECEWISE), &[4, 17]);
     std::fs::write(&cut, serde_json::to_vec(&doc).expect("json")).expect("write");
-    let c = coverage(&cut);
+    let c = replay_coverage(&cut);
     assert_eq!(c["verdict"], "incomplete");
     assert_eq!(c["empty_replays"], 2);
     let run = stepscope([
