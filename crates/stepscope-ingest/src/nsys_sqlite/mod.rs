@@ -20,7 +20,7 @@
 //! of the other process).
 //!
 //! A file recorded with `--cuda-graph-trace=graph` cannot show replays' kernels: see
-//! [`graph_mode`].
+//! `graph_mode`.
 
 mod graph_mode;
 mod rows;
