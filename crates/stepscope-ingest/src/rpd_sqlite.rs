@@ -13,20 +13,78 @@
 use crate::IngestError;
 use crate::sqlite::Database;
 use rusqlite::Row;
+use rustc_hash::FxHashMap;
 use stepscope_model::{
-    CorrelationId, Duration, GpuEventKind, GpuEventRecord, ProcessId, RuntimeCallKind,
+    CorrelationId, Duration, GpuEventKind, GpuEventRecord, NameId, ProcessId, RuntimeCallKind,
     RuntimeCallRecord, Severity, StreamId, ThreadId, Timestamp, TraceBuilder,
 };
 
-const API_SQL: &str = "SELECT a.id, a.pid, a.tid, a.start, a.end, s.string
-    FROM rocpd_api a LEFT JOIN rocpd_string s ON s.id = a.apiName_id";
+// Names are read as string ids and looked up once each (`Strings`): a join per row with the
+// string table cost a third of the time.
+const API_SQL: &str = "SELECT a.id, a.pid, a.tid, a.start, a.end, a.apiName_id FROM rocpd_api a";
 
 // `rocpd_api_ops` has no index on `op_id`: SQLite builds a transient one for the join.
-const OP_SQL: &str = "SELECT o.gpuId, o.queueId, o.start, o.end, d.string, t.string, ao.api_id
+const OP_SQL: &str =
+    "SELECT o.gpuId, o.queueId, o.start, o.end, o.description_id, o.opType_id, ao.api_id
     FROM rocpd_op o
-    LEFT JOIN rocpd_api_ops ao ON ao.op_id = o.id
-    LEFT JOIN rocpd_string d ON d.id = o.description_id
-    LEFT JOIN rocpd_string t ON t.id = o.opType_id";
+    LEFT JOIN rocpd_api_ops ao ON ao.op_id = o.id";
+
+/// Names and kinds by string id, each looked up in `rocpd_string` once.
+struct Names<'d> {
+    db: &'d Database,
+    calls: FxHashMap<i64, (NameId, RuntimeCallKind)>,
+    ops: FxHashMap<(i64, i64), Option<(GpuEventKind, NameId)>>,
+}
+
+impl<'d> Names<'d> {
+    fn new(db: &'d Database) -> Self {
+        Names {
+            db,
+            calls: FxHashMap::default(),
+            ops: FxHashMap::default(),
+        }
+    }
+
+    fn string(&self, id: i64) -> String {
+        self.db
+            .conn
+            .query_row(
+                "SELECT string FROM rocpd_string WHERE id = ?1",
+                [id],
+                |row| row.get::<_, Option<String>>(0),
+            )
+            .ok()
+            .flatten()
+            .unwrap_or_default()
+    }
+
+    /// A call's name and kind from its `apiName_id`.
+    fn call(&mut self, id: i64, builder: &mut TraceBuilder) -> (NameId, RuntimeCallKind) {
+        if let Some(known) = self.calls.get(&id) {
+            return *known;
+        }
+        let name = self.string(id);
+        let known = (builder.intern(&name), RuntimeCallKind::classify(&name));
+        self.calls.insert(id, known);
+        known
+    }
+
+    /// An operation's kind and name from its `description_id` and `opType_id` (`None`: not
+    /// a kernel, copy or fill).
+    fn op(
+        &mut self,
+        ids: (i64, i64),
+        builder: &mut TraceBuilder,
+    ) -> Option<(GpuEventKind, NameId)> {
+        if let Some(known) = self.ops.get(&ids) {
+            return *known;
+        }
+        let known = op_kind(&self.string(ids.1), self.string(ids.0))
+            .map(|(kind, name)| (kind, builder.intern(&name)));
+        self.ops.insert(ids, known);
+        known
+    }
+}
 
 /// Reads an RPD database into `builder`.
 pub fn read(db: &Database, builder: &mut TraceBuilder) -> Result<(), IngestError> {
@@ -41,14 +99,15 @@ pub fn read(db: &Database, builder: &mut TraceBuilder) -> Result<(), IngestError
         }
     }
     let mut process = None;
+    let mut names = Names::new(db);
     let skipped_calls = db.for_each_row(("rocpd_api", API_SQL), builder, |row, b| {
-        add_call(row, b, &mut process)
+        add_call(row, b, &mut process, &mut names)
     })?;
     // Every operation under the calls' process (the first one; RPD traces one).
     let process = process.unwrap_or_else(|| builder.process_label("rpd"));
     let mut other_ops = 0_u64;
     let skipped_ops = db.for_each_row(("rocpd_op", OP_SQL), builder, |row, b| {
-        add_op(row, b, process, &mut other_ops)
+        add_op(row, (b, &mut names), process, &mut other_ops)
     })?;
     let stats = builder.stats_mut();
     stats.add(
@@ -87,21 +146,18 @@ fn add_call(
     row: &Row<'_>,
     builder: &mut TraceBuilder,
     first: &mut Option<ProcessId>,
+    names: &mut Names<'_>,
 ) -> Option<()> {
     let id: i64 = row.get(0).ok()?;
     let pid: i64 = row.get(1).unwrap_or(0);
     let tid: i64 = row.get(2).unwrap_or(0);
     let (start, duration) = span(row, 3)?;
-    let name: String = row
-        .get::<_, Option<String>>(5)
-        .ok()
-        .flatten()
-        .unwrap_or_default();
+    let (name, kind) = names.call(row.get(5).unwrap_or(0), builder);
     let process = builder.process_number(pid);
     first.get_or_insert(process);
     let call = RuntimeCallRecord {
-        kind: RuntimeCallKind::classify(&name),
-        name: builder.intern(&name),
+        kind,
+        name,
         process,
         thread: ThreadId::Number(tid),
         start,
@@ -115,31 +171,22 @@ fn add_call(
 
 fn add_op(
     row: &Row<'_>,
-    builder: &mut TraceBuilder,
+    (builder, names): (&mut TraceBuilder, &mut Names<'_>),
     process: ProcessId,
     other_ops: &mut u64,
 ) -> Option<()> {
     let gpu: i64 = row.get(0).unwrap_or(0);
     let queue: i64 = row.get(1).unwrap_or(0);
     let (start, duration) = span(row, 2)?;
-    let description: String = row
-        .get::<_, Option<String>>(4)
-        .ok()
-        .flatten()
-        .unwrap_or_default();
-    let op_type: String = row
-        .get::<_, Option<String>>(5)
-        .ok()
-        .flatten()
-        .unwrap_or_default();
+    let ids = (row.get(4).unwrap_or(0), row.get(5).unwrap_or(0));
     let api: Option<i64> = row.get(6).ok().flatten();
-    let Some((kind, name)) = op_kind(&op_type, description) else {
+    let Some((kind, name)) = names.op(ids, builder) else {
         *other_ops += 1;
         return Some(());
     };
     let event = GpuEventRecord {
         kind,
-        name: builder.intern(&name),
+        name,
         process,
         device: u32::try_from(gpu).unwrap_or(0),
         stream: StreamId(u32::try_from(queue).unwrap_or(0)),
