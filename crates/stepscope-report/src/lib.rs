@@ -4,6 +4,7 @@
 
 pub mod csv;
 pub mod json;
+pub mod perfetto;
 pub mod schema;
 pub mod terminal;
 

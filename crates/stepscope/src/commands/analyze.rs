@@ -20,7 +20,7 @@ use stepscope_analysis::passes::kernel_categories::KernelCategories;
 use stepscope_analysis::passes::ranges::{RangeBreakdown, RangePattern};
 use stepscope_analysis::passes::replay_coverage::{CoverageTotals, Verdict};
 use stepscope_analysis::passes::stage_breakdown::StageBreakdown;
-use stepscope_analysis::{AnalysisOptions, analyze};
+use stepscope_analysis::{AnalysisOptions, TraceAnalysis, analyze};
 use stepscope_ingest::{KinetoJsonOptions, ReadOptions, TraceFormat, read_trace_file};
 use stepscope_model::Trace;
 use stepscope_report::schema::{
@@ -37,6 +37,8 @@ pub struct AnalyzeSettings {
     pub json: bool,
     /// CSV folder.
     pub csv: Option<PathBuf>,
+    /// Chrome-trace (Perfetto) export of the one input file.
+    pub perfetto: Option<PathBuf>,
     /// Exit 3 on a failing verdict (2 on unreadable inputs).
     pub fail_on_incomplete: bool,
     /// Also fail on unverified sizes.
@@ -66,6 +68,7 @@ impl AnalyzeSettings {
             inputs,
             json,
             csv,
+            perfetto,
             fail_on_incomplete,
             strict,
             capture,
@@ -93,10 +96,18 @@ impl AnalyzeSettings {
             Some(path) => load_capture(path, &read)?,
             None => Vec::new(),
         };
+        let files = expand_inputs(&inputs)?;
+        if perfetto.is_some() && files.len() > 1 {
+            anyhow::bail!(
+                "--perfetto exports one trace, and {} were given\nhint: run `stepscope analyze FILE --perfetto OUT.json` once per rank file",
+                files.len()
+            );
+        }
         Ok(AnalyzeSettings {
-            files: expand_inputs(&inputs)?,
+            files,
             json,
             csv,
+            perfetto,
             fail_on_incomplete: fail_on_incomplete || strict,
             strict,
             capture_path,
@@ -157,6 +168,9 @@ fn analyze_file(path: &Path, settings: &AnalyzeSettings) -> anyhow::Result<FileR
         ranges: settings.range.as_ref(),
     };
     let analysis = analyze(&trace, &options);
+    if let Some(out) = &settings.perfetto {
+        export_perfetto(out, &trace, &analysis)?;
+    }
     let report = FileReport::new(
         &path.display().to_string(),
         &trace,
@@ -171,6 +185,21 @@ fn analyze_file(path: &Path, settings: &AnalyzeSettings) -> anyhow::Result<FileR
         breakdown: analysis.breakdown,
         ranges: analysis.ranges,
     })
+}
+
+/// Writes the Chrome-trace export; says where on stderr.
+fn export_perfetto(out: &Path, trace: &Trace, analysis: &TraceAnalysis) -> anyhow::Result<()> {
+    let file = fs_err::File::create(out)?;
+    let summary = stepscope_report::perfetto::write_perfetto(trace, analysis, file)
+        .with_context(|| format!("writing `{}`", out.display()))?;
+    output::note(&format!(
+        "perfetto: {} events, {} graph replays ({} with no kernel) written to {} (open it in ui.perfetto.dev or chrome://tracing)",
+        summary.events,
+        summary.replays,
+        summary.empty_replays,
+        out.display()
+    ));
+    Ok(())
 }
 
 /// Reads and analyses every file (each once); failed files are listed in the document.
@@ -336,6 +365,12 @@ pub struct AnalyzeArgs {
     /// Also write one CSV per table into this folder.
     #[arg(long, value_name = "DIR")]
     pub csv: Option<PathBuf>,
+    /// Also write the analysed trace as a Chrome-trace JSON for the Perfetto UI or
+    /// chrome://tracing: GPU events and runtime calls, each graph replay a slice named with
+    /// its status over its kernels (empty ones over the gap where they would have run),
+    /// steps, and findings as instant events. One input file.
+    #[arg(long, value_name = "FILE")]
+    pub perfetto: Option<PathBuf>,
     /// Gate a pipeline on the verdict: exit 3 when any replay is short, empty or damaged,
     /// or the analysis is partial (`--allow-truncated` hit a break); exit 2 when an input
     /// could not be read or holds no events. Sizes that rest on one replay alone

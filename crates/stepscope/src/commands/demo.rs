@@ -65,6 +65,7 @@ fn analyse(file: PathBuf, color: bool) -> Document {
         files: vec![file],
         json: false,
         csv: None,
+        perfetto: None,
         fail_on_incomplete: false,
         strict: false,
         capture_path: None,

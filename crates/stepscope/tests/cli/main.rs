@@ -14,6 +14,7 @@ mod golden;
 mod json;
 mod multi_file;
 mod nsys_sqlite;
+mod perfetto;
 mod profile;
 mod rocprof_csv;
 mod rocprof_json;

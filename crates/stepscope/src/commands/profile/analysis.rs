@@ -68,6 +68,7 @@ fn settings(files: Vec<PathBuf>, args: &ProfileArgs) -> AnalyzeSettings {
         files,
         json: false,
         csv: None,
+        perfetto: None,
         fail_on_incomplete: args.fail_on_incomplete || args.strict,
         strict: args.strict,
         capture_path: None,

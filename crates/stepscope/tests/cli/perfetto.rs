@@ -1,0 +1,145 @@
+//! `analyze --perfetto`: the export reads back through stepscope's own reader with the same
+//! counts and replays, shows empty replays as slices with no kernel (made here by removing
+//! two replays' kernels from the real piecewise vLLM trace), and nests strictly on every
+//! thread (Perfetto drops partially overlapping slices).
+
+use crate::common::{
+    VLLM_PIECEWISE, incomplete_piecewise, replay_coverage, stepscope, tempdir, trace,
+};
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::path::Path;
+
+fn export(input: &Path, out: &Path) {
+    let run = stepscope([
+        "analyze",
+        input.to_str().expect("path"),
+        "--perfetto",
+        out.to_str().expect("path"),
+        "--no-progress",
+        "--json",
+    ]);
+    run.expect_code(0);
+    assert!(run.stderr.contains("perfetto:"), "{}", run.stderr);
+}
+
+fn events(path: &Path) -> Vec<Value> {
+    let doc: Value = serde_json::from_slice(&std::fs::read(path).expect("read")).expect("JSON");
+    doc["traceEvents"].as_array().expect("traceEvents").clone()
+}
+
+fn file_events(path: &Path) -> Value {
+    let run = stepscope([
+        "analyze",
+        path.to_str().expect("path"),
+        "--json",
+        "--no-progress",
+    ]);
+    run.expect_code(0);
+    run.json()["files"][0]["events"].clone()
+}
+
+#[test]
+fn the_export_reads_back_with_the_same_events_and_replays() {
+    let dir = tempdir();
+    let out = dir.path().join("piecewise.perfetto.json");
+    export(&trace(VLLM_PIECEWISE), &out);
+    let original = file_events(&trace(VLLM_PIECEWISE));
+    let read_back = file_events(&out);
+    for key in ["kernels", "memcpys", "memsets", "runtime_calls"] {
+        assert_eq!(read_back[key], original[key], "{key}");
+    }
+    let (a, b) = (
+        replay_coverage(&trace(VLLM_PIECEWISE)),
+        replay_coverage(&out),
+    );
+    for key in [
+        "verdict",
+        "replays",
+        "recorded_replays",
+        "recorded_nodes",
+        "orphan_kernels",
+    ] {
+        assert_eq!(a[key], b[key], "{key}");
+    }
+    let slices = events(&out)
+        .iter()
+        .filter(|e| e["cat"] == "stepscope_replay")
+        .count();
+    assert_eq!(slices, 25);
+}
+
+#[test]
+fn empty_replays_are_slices_with_no_kernel_and_findings() {
+    let dir = tempdir();
+    let input = incomplete_piecewise(dir.path(), "incomplete.json");
+    let out = dir.path().join("incomplete.perfetto.json");
+    export(&input, &out);
+    let all = events(&out);
+    let empty: Vec<&Value> = all
+        .iter()
+        .filter(|e| e["cat"] == "stepscope_replay" && e["args"]["recorded_nodes"] == 0)
+        .collect();
+    assert_eq!(empty.len(), 2, "the two replays whose kernels were removed");
+    for slice in &empty {
+        let name = slice["name"].as_str().expect("name");
+        assert!(name.contains("EMPTY 0 of 15"), "{name}");
+        assert!(slice["dur"].as_f64() > Some(0.0), "{slice}");
+    }
+    let findings = all
+        .iter()
+        .filter(|e| e["cat"] == "stepscope_finding" && e["args"]["status"] == "empty")
+        .count();
+    assert_eq!(findings, 2);
+    assert_eq!(replay_coverage(&out)["empty_replays"], 2);
+}
+
+/// On every thread, each `X` slice ends before the next starts or holds it whole.
+#[test]
+fn slices_nest_strictly_on_every_thread() {
+    let dir = tempdir();
+    let input = incomplete_piecewise(dir.path(), "incomplete.json");
+    let out = dir.path().join("out.json");
+    export(&input, &out);
+    let mut threads: BTreeMap<String, Vec<(f64, f64)>> = BTreeMap::new();
+    for e in events(&out).iter().filter(|e| e["ph"] == "X") {
+        let key = format!("{}/{}", e["pid"], e["tid"]);
+        let (ts, dur) = (
+            e["ts"].as_f64().expect("ts"),
+            e["dur"].as_f64().expect("dur"),
+        );
+        threads.entry(key).or_default().push((ts, ts + dur));
+    }
+    for (thread, mut slices) in threads {
+        slices.sort_by(|a, b| a.0.total_cmp(&b.0).then(b.1.total_cmp(&a.1)));
+        let mut open: Vec<f64> = Vec::new();
+        for (start, end) in slices {
+            while open.last().is_some_and(|e| *e <= start) {
+                open.pop();
+            }
+            if let Some(parent) = open.last() {
+                assert!(
+                    end <= *parent + 1e-6,
+                    "{thread}: [{start}, {end}] overlaps a slice ending at {parent}"
+                );
+            }
+            open.push(end);
+        }
+    }
+}
+
+#[test]
+fn several_inputs_are_refused_with_a_hint() {
+    let dir = tempdir();
+    let out = dir.path().join("out.json");
+    let run = stepscope([
+        "analyze",
+        trace(VLLM_PIECEWISE).to_str().expect("path"),
+        trace(crate::common::VLLM_FULL).to_str().expect("path"),
+        "--perfetto",
+        out.to_str().expect("path"),
+    ]);
+    run.expect_code(2);
+    assert!(run.stderr.contains("once per rank file"), "{}", run.stderr);
+    assert!(!out.exists());
+}
