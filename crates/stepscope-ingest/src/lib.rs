@@ -214,12 +214,7 @@ pub struct RpdSqliteReader;
 
 impl TraceReader for RpdSqliteReader {
     fn sniff(head: &[u8]) -> Option<bool> {
-        // Every SQLite file starts alike: the tables decide (`sqlite::detect`).
-        if head.starts_with(sqlite::MAGIC) {
-            None
-        } else {
-            Some(false)
-        }
+        sqlite::sniff(head)
     }
 
     fn read(
@@ -274,12 +269,7 @@ pub struct NsysSqliteReader;
 
 impl TraceReader for NsysSqliteReader {
     fn sniff(head: &[u8]) -> Option<bool> {
-        // Every SQLite file starts alike: the tables decide (`sqlite::detect`).
-        if head.starts_with(sqlite::MAGIC) {
-            None
-        } else {
-            Some(false)
-        }
+        sqlite::sniff(head)
     }
 
     fn read(

@@ -358,14 +358,6 @@ fn starting_at(lane: &[Placed], at: f64, taken: &[bool]) -> Option<usize> {
         .map(|p| p.row)
 }
 
-fn micros(us: f64) -> Timestamp {
-    Timestamp::from_nanos((us * 1000.0).round() as i64)
-}
-
-fn length(us: f64) -> Duration {
-    Duration::from_nanos((us * 1000.0).round() as i64)
-}
-
 fn write(
     builder: &mut TraceBuilder,
     sink: &Sink,
@@ -383,8 +375,8 @@ fn write(
             name: span.name,
             process,
             thread: ThreadId::Number(span.lane.1),
-            start: micros(span.start),
-            duration: length(span.dur),
+            start: Timestamp::from_micros_f64(span.start),
+            duration: Duration::from_micros_f64(span.dur),
             correlation: CorrelationId(row as u64 + 1),
             launched_kernel: None,
         };
@@ -422,8 +414,8 @@ fn add_op(
         process: host,
         device,
         stream: StreamId(u32::try_from(span.lane.1).unwrap_or(0)),
-        start: micros(span.start),
-        duration: length(span.dur),
+        start: Timestamp::from_micros_f64(span.start),
+        duration: Duration::from_micros_f64(span.dur),
         correlation: CorrelationId(call.unwrap_or(0)),
         graph_id: None,
     };

@@ -14,6 +14,16 @@ use stepscope_model::{Severity, TraceBuilder};
 /// The first bytes of every SQLite database file.
 pub const MAGIC: &[u8] = b"SQLite format 3\0";
 
+/// The sniff of every SQLite format: a database may be any of them (`None`), the tables
+/// decide ([`detect`]); anything else is none of them.
+pub fn sniff(head: &[u8]) -> Option<bool> {
+    if head.starts_with(MAGIC) {
+        None
+    } else {
+        Some(false)
+    }
+}
+
 /// An open database, and the temporary copy it was opened from (removed on drop).
 #[derive(Debug)]
 pub struct Database {

@@ -34,15 +34,6 @@ pub struct PerfettoSummary {
     pub empty_replays: u64,
 }
 
-/// Microseconds with nanosecond precision, as Chrome traces count time.
-fn us(at: Timestamp) -> f64 {
-    at.as_nanos() as f64 / 1000.0
-}
-
-fn us_len(length: Duration) -> f64 {
-    length.as_nanos() as f64 / 1000.0
-}
-
 /// Writes `trace` and its analysis to `out`.
 pub fn write_perfetto(
     trace: &Trace,
@@ -120,7 +111,7 @@ fn write_gpu<W: Write>(trace: &Trace, writer: &mut EventWriter<W>) -> io::Result
         writer.event(&json!({
             "ph": "X", "cat": category, "name": trace.name(gpu.name[row]),
             "pid": pid, "tid": stream,
-            "ts": us(gpu.start[row]), "dur": us_len(gpu.duration[row]),
+            "ts": gpu.start[row].as_micros_f64(), "dur": gpu.duration[row].as_micros_f64(),
             "args": {"device": gpu.device[row], "stream": stream, "correlation": gpu.correlation[row].0}
         }))?;
     }
@@ -137,7 +128,7 @@ fn write_runtime<W: Write>(trace: &Trace, writer: &mut EventWriter<W>) -> io::Re
         writer.event(&json!({
             "ph": "X", "cat": "cuda_runtime", "name": trace.name(runtime.name[row]),
             "pid": host_pid(trace, runtime.process[row]), "tid": tid(runtime.thread[row]),
-            "ts": us(runtime.start[row]), "dur": us_len(runtime.duration[row]),
+            "ts": runtime.start[row].as_micros_f64(), "dur": runtime.duration[row].as_micros_f64(),
             "args": {"correlation": runtime.correlation[row].0}
         }))?;
     }
@@ -246,14 +237,14 @@ fn write_replays<W: Write>(
         writer.event(&json!({
             "ph": "X", "cat": "stepscope_replay", "name": replay_name(*index, replay),
             "pid": STEPSCOPE_PID, "tid": 100 + lane,
-            "ts": us(*start), "dur": us_len(Duration::from_nanos(end.as_nanos() - start.as_nanos())),
+            "ts": start.as_micros_f64(), "dur": end.as_micros_f64() - start.as_micros_f64(),
             "args": args.clone()
         }))?;
         if !matches!(replay.status, ReplayStatus::Complete) {
             writer.event(&json!({
                 "ph": "i", "s": "t", "cat": "stepscope_finding",
                 "name": format!("{} replay #{index}", replay.status.as_str()),
-                "pid": STEPSCOPE_PID, "tid": 100 + lane, "ts": us(*start), "args": args
+                "pid": STEPSCOPE_PID, "tid": 100 + lane, "ts": start.as_micros_f64(), "args": args
             }))?;
         }
     }
@@ -276,7 +267,7 @@ fn write_steps<W: Write>(
         writer.event(&json!({
             "ph": "X", "cat": "stepscope_step", "name": trace.name(step.name),
             "pid": STEPSCOPE_PID, "tid": 10 + lane,
-            "ts": us(step.start), "dur": us_len(Duration::from_nanos(step.end.as_nanos() - step.start.as_nanos())),
+            "ts": step.start.as_micros_f64(), "dur": step.end.as_micros_f64() - step.start.as_micros_f64(),
         }))?;
     }
     for lane in 0..lanes.ends.len() as i64 {

@@ -227,8 +227,8 @@ pub fn str_at<'a>(value: &'a Value, pointer: &str) -> &'a str {
         .unwrap_or_else(|| panic!("{pointer} is not a string"))
 }
 
-/// `analyze --json` of one file (exit 0): its `replay_coverage`.
-pub fn replay_coverage(path: &Path) -> Value {
+/// `analyze --json` of one file (exit 0): its entry of `files`.
+pub fn analyzed_file(path: &Path) -> Value {
     let run = stepscope([
         "analyze",
         path.to_str().expect("path"),
@@ -236,7 +236,12 @@ pub fn replay_coverage(path: &Path) -> Value {
         "--no-progress",
     ]);
     run.expect_code(0);
-    run.json()["files"][0]["replay_coverage"].clone()
+    run.json()["files"][0].clone()
+}
+
+/// `analyze --json` of one file (exit 0): its `replay_coverage`.
+pub fn replay_coverage(path: &Path) -> Value {
+    analyzed_file(path)["replay_coverage"].clone()
 }
 
 /// The replay numbers of two readings of one run (two formats) agree.

@@ -8,7 +8,8 @@
 //! recorded with `--cuda-graph-trace=graph`, whose replays are whole-graph records.
 
 use crate::common::{
-    VLLM_PIECEWISE, arg, assert_same_replays, incomplete_piecewise, stepscope, tempdir, trace,
+    VLLM_PIECEWISE, analyzed_file, arg, assert_same_replays, incomplete_piecewise, stepscope,
+    tempdir, trace,
 };
 use rusqlite::{Connection, params};
 use serde_json::Value;
@@ -267,14 +268,7 @@ fn as_graph_mode(db: &Connection) {
 
 /// `analyze --json` of one file (exit 0): its replay coverage and its steps.
 fn analyze(path: &Path) -> (Value, Value) {
-    let run = stepscope([
-        "analyze",
-        path.to_str().expect("path"),
-        "--json",
-        "--no-progress",
-    ]);
-    run.expect_code(0);
-    let file = run.json()["files"][0].clone();
+    let file = analyzed_file(path);
     (file["replay_coverage"].clone(), file["steps"].clone())
 }
 

@@ -4,7 +4,7 @@
 //! thread (Perfetto drops partially overlapping slices).
 
 use crate::common::{
-    VLLM_PIECEWISE, incomplete_piecewise, replay_coverage, stepscope, tempdir, trace,
+    VLLM_PIECEWISE, analyzed_file, incomplete_piecewise, replay_coverage, stepscope, tempdir, trace,
 };
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -29,14 +29,7 @@ fn events(path: &Path) -> Vec<Value> {
 }
 
 fn file_events(path: &Path) -> Value {
-    let run = stepscope([
-        "analyze",
-        path.to_str().expect("path"),
-        "--json",
-        "--no-progress",
-    ]);
-    run.expect_code(0);
-    run.json()["files"][0]["events"].clone()
+    analyzed_file(path)["events"].clone()
 }
 
 #[test]
