@@ -1,8 +1,9 @@
-//! Renderers for stepscope results: terminal tables, JSON, CSV. All read the wire types of
+//! Renderers for stepscope results: terminal tables, JSON, CSV, HTML, Chrome trace. All read the wire types of
 //! [`schema`], built once from the analysis, so the outputs cannot disagree.
 #![warn(missing_docs)]
 
 pub mod csv;
+pub mod html;
 pub mod json;
 pub mod perfetto;
 pub mod schema;

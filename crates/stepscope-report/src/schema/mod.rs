@@ -7,12 +7,14 @@
 //! (`\u{1b}`), so no report can be made to move a cursor or forge a line.
 
 mod coverage;
+mod timeline;
 
 pub use coverage::{
     Coverage, CoverageNumbers, CureWire, EvidenceWire, FINDING_KINDS, Finding, Graph,
     HOW_TO_SETTLE, MAX_FINDINGS, MultiKernel, PatternDetailWire, PatternWire, UnverifiedWire,
     count,
 };
+pub use timeline::{TIMELINE_BINS, TIMELINE_CLASSES, Timeline, TimelineRow};
 
 use serde::Serialize;
 use stepscope_analysis::TraceAnalysis;
@@ -158,6 +160,10 @@ pub struct FileReport {
     pub breakdown: Breakdown,
     /// Work launched inside matching host annotations (`--range`); `null` without it.
     pub ranges: Option<Ranges>,
+    /// The replays on a launch-time axis, aggregated (the HTML report's timeline; not in
+    /// the JSON document).
+    #[serde(skip)]
+    pub timeline: Timeline,
 }
 
 /// The `--range` results of one file.
@@ -567,6 +573,7 @@ impl FileReport {
             },
             breakdown: Breakdown::new(&analysis.breakdown, top),
             ranges: analysis.ranges.as_ref().map(|r| Ranges::new(r, top)),
+            timeline: Timeline::new(trace, analysis),
         }
     }
 }

@@ -3,9 +3,9 @@
 mod ranges;
 mod verdict;
 
-pub use verdict::{completeness_text, ranges, share_range, verdict_word};
+pub use verdict::{completeness_text, finding_text, ranges, share_range, verdict_word};
 
-use crate::schema::{Breakdown, CategorisedBy, Document, FileReport, Row, Stage, count};
+use crate::schema::{Breakdown, CategorisedBy, Combined, Document, FileReport, Row, Stage, count};
 use comfy_table::{
     CellAlignment, ColumnConstraint, ContentArrangement, Table, Width, presets::UTF8_FULL_CONDENSED,
 };
@@ -94,16 +94,7 @@ pub fn render(document: &Document, options: &TerminalOptions) -> String {
     }
     if let Some(combined) = &document.combined {
         let _ = writeln!(out, "══ all {} files ══", combined.files);
-        let n = &combined.replay_coverage;
-        let _ = writeln!(
-            out,
-            "replay coverage: {} — kernels of {} of {} recorded ({}), completeness {}",
-            verdict_word(combined.verdict, options),
-            n.get("recorded_replays"),
-            count(n.get("replays") as u32, "graph replay"),
-            percent(n.coverage),
-            completeness_text(n)
-        );
+        out.push_str(&combined_verdict(combined, options));
         if let Some(breakdown) = &combined.breakdown {
             render_breakdown(&mut out, breakdown, false, options);
         }
@@ -120,18 +111,7 @@ fn render_file(out: &mut String, file: &FileReport, options: &TerminalOptions) {
         .map(|r| format!(" (rank {r} of {})", file.world_size.unwrap_or(1)))
         .unwrap_or_default();
     let _ = writeln!(out, "══ {}{rank} ══", file.path);
-    render_verdict(out, file, options);
-    if file.import.partial {
-        let at = file
-            .import
-            .truncated_at_byte
-            .map(|b| format!(" at byte {b}"))
-            .unwrap_or_default();
-        let _ = writeln!(
-            out,
-            "  PARTIAL: the input broke off{at}; every number below covers only the events before the break"
-        );
-    }
+    out.push_str(&file_verdict(file, options));
     render_trace_line(out, file);
     render_steps(out, file);
     if !file.replay_coverage.graphs.is_empty() {
@@ -149,6 +129,38 @@ fn render_file(out: &mut String, file: &FileReport, options: &TerminalOptions) {
     }
     render_import(out, file);
     out.push('\n');
+}
+
+/// A file's verdict, as the terminal report states it under the file's name: the verdict
+/// line, what is missing, the patterns, the advice, and a partial input's break.
+pub fn file_verdict(file: &FileReport, options: &TerminalOptions) -> String {
+    let mut out = String::new();
+    render_verdict(&mut out, file, options);
+    if file.import.partial {
+        let at = file
+            .import
+            .truncated_at_byte
+            .map(|b| format!(" at byte {b}"))
+            .unwrap_or_default();
+        let _ = writeln!(
+            out,
+            "  PARTIAL: the input broke off{at}; every number below covers only the events before the break"
+        );
+    }
+    out
+}
+
+/// The verdict line of all files together.
+pub fn combined_verdict(combined: &Combined, options: &TerminalOptions) -> String {
+    let n = &combined.replay_coverage;
+    format!(
+        "replay coverage: {} — kernels of {} of {} recorded ({}), completeness {}\n",
+        verdict_word(combined.verdict, options),
+        n.get("recorded_replays"),
+        count(n.get("replays") as u32, "graph replay"),
+        percent(n.coverage),
+        completeness_text(n)
+    )
 }
 
 fn render_trace_line(out: &mut String, file: &FileReport) {

@@ -422,6 +422,11 @@ pub fn render_findings(out: &mut String, coverage: &Coverage, options: &Terminal
     }
 }
 
+/// One finding as the terminal describes it: the replay, and why (its evidence).
+pub fn finding_text(finding: &Finding) -> (String, String) {
+    (describe(finding), reason(finding))
+}
+
 fn describe(finding: &Finding) -> String {
     let expected = match (finding.expected_nodes, finding.expected_nodes_high) {
         (Some(e), _) => e.to_string(),

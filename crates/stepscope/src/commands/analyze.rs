@@ -23,6 +23,7 @@ use stepscope_analysis::passes::stage_breakdown::StageBreakdown;
 use stepscope_analysis::{AnalysisOptions, TraceAnalysis, analyze};
 use stepscope_ingest::{KinetoJsonOptions, ReadOptions, TraceFormat, read_trace_file};
 use stepscope_model::Trace;
+use stepscope_report::html::{Page, Section};
 use stepscope_report::schema::{
     Breakdown, Combined, CoverageNumbers, Document, FailedFile, FileReport, Ranges, Tool,
     UNREADABLE,
@@ -39,6 +40,8 @@ pub struct AnalyzeSettings {
     pub csv: Option<PathBuf>,
     /// Chrome-trace (Perfetto) export of the one input file.
     pub perfetto: Option<PathBuf>,
+    /// HTML report file.
+    pub html: Option<PathBuf>,
     /// Exit 3 on a failing verdict (2 on unreadable inputs).
     pub fail_on_incomplete: bool,
     /// Also fail on unverified sizes.
@@ -69,6 +72,7 @@ impl AnalyzeSettings {
             json,
             csv,
             perfetto,
+            html,
             fail_on_incomplete,
             strict,
             capture,
@@ -108,6 +112,7 @@ impl AnalyzeSettings {
             json,
             csv,
             perfetto,
+            html,
             fail_on_incomplete: fail_on_incomplete || strict,
             strict,
             capture_path,
@@ -296,6 +301,9 @@ pub fn emit(document: &Document, settings: &AnalyzeSettings) -> anyhow::Result<(
             .with_width(output::table_width());
         output::print(&stepscope_report::terminal::render(document, &options))?;
     }
+    if let Some(path) = &settings.html {
+        write_html(document, path)?;
+    }
     if let Some(dir) = &settings.csv {
         let written = stepscope_report::csv::write_tables(document, dir)?;
         let names: Vec<String> = written
@@ -309,6 +317,36 @@ pub fn emit(document: &Document, settings: &AnalyzeSettings) -> anyhow::Result<(
             names.join(", ")
         ));
     }
+    Ok(())
+}
+
+/// Writes the HTML report of `document`; says where on stderr.
+fn write_html(document: &Document, path: &Path) -> anyhow::Result<()> {
+    let names: Vec<&str> = document.files.iter().map(|f| f.path.as_str()).collect();
+    let title = match names.as_slice() {
+        [one] => format!(
+            "stepscope: {}",
+            Path::new(one)
+                .file_name()
+                .map_or((*one).into(), |n| n.to_string_lossy())
+        ),
+        more => format!("stepscope: {} files", more.len()),
+    };
+    let page: Page = Page {
+        title,
+        intro: String::new(),
+        sections: vec![Section {
+            label: "analysis".to_owned(),
+            document,
+        }],
+        comparison: None,
+    };
+    let bytes = stepscope_report::html::write(&page, path)?;
+    output::note(&format!(
+        "html: wrote {} ({} KB); open it in a browser (it needs no network)",
+        path.display(),
+        bytes.div_ceil(1024)
+    ));
     Ok(())
 }
 
@@ -371,6 +409,11 @@ pub struct AnalyzeArgs {
     /// steps, and findings as instant events. One input file.
     #[arg(long, value_name = "FILE")]
     pub perfetto: Option<PathBuf>,
+    /// Also write the report as one self-contained HTML page (opens from disk, no network):
+    /// the verdict as the terminal states it, the replay timeline per graph, GPU time by
+    /// stage and category, sortable kernel tables, rank-by-rank coverage, import statistics.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
     /// Gate a pipeline on the verdict: exit 3 when any replay is short, empty or damaged,
     /// or the analysis is partial (`--allow-truncated` hit a break); exit 2 when an input
     /// could not be read or holds no events. Sizes that rest on one replay alone

@@ -66,6 +66,7 @@ fn analyse(file: PathBuf, color: bool) -> Document {
         json: false,
         csv: None,
         perfetto: None,
+        html: None,
         fail_on_incomplete: false,
         strict: false,
         capture_path: None,

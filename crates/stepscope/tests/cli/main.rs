@@ -4,6 +4,7 @@
 
 mod bad_input;
 mod bench;
+mod browser;
 mod common;
 mod csv_capture;
 mod demo;
@@ -11,6 +12,7 @@ mod env;
 mod exit_codes;
 mod flags;
 mod golden;
+mod html;
 mod json;
 mod multi_file;
 mod nsys_sqlite;

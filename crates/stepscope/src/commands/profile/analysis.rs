@@ -69,6 +69,7 @@ fn settings(files: Vec<PathBuf>, args: &ProfileArgs) -> AnalyzeSettings {
         json: false,
         csv: None,
         perfetto: None,
+        html: None,
         fail_on_incomplete: args.fail_on_incomplete || args.strict,
         strict: args.strict,
         capture_path: None,

@@ -1,0 +1,510 @@
+// stepscope HTML report: renders the page from the inline data (#stepscope-data).
+// Text from traces is only ever set with textContent / createTextNode, never as markup.
+"use strict";
+(function () {
+  const DATA = JSON.parse(document.getElementById("stepscope-data").textContent);
+  const CLASSES = DATA.classes;
+  const CLASS_COLOR = {
+    complete: "#2e9d57", unverified: "#9aa3b2", short: "#e8912d",
+    empty: "#d63c3c", damaged: "#8a4fc7", mistimed: "#2f7fd1",
+  };
+  // How bad a class is (a bin is drawn in its worst class's colour).
+  const SEVERITY = { complete: 0, unverified: 1, mistimed: 2, damaged: 3, short: 4, empty: 5 };
+  const PALETTE = ["#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948",
+    "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac", "#86bcb6", "#d37295", "#a0cbe8", "#ffbe7d"];
+  const SVG = "http://www.w3.org/2000/svg";
+
+  // ---- small helpers ---------------------------------------------------------------
+  function el(tag, attrs, ...children) {
+    const node = document.createElement(tag);
+    setAttrs(node, attrs);
+    append(node, children);
+    return node;
+  }
+  function svg(tag, attrs, ...children) {
+    const node = document.createElementNS(SVG, tag);
+    setAttrs(node, attrs);
+    append(node, children);
+    return node;
+  }
+  function setAttrs(node, attrs) {
+    for (const [key, value] of Object.entries(attrs || {})) {
+      if (value === undefined || value === null) continue;
+      if (key === "class") node.setAttribute("class", value);
+      else if (key.startsWith("on")) node.addEventListener(key.slice(2), value);
+      else if (key === "data") Object.assign(node.dataset, value);
+      else node.setAttribute(key, value);
+    }
+  }
+  function append(node, children) {
+    for (const child of children.flat(Infinity)) {
+      if (child === null || child === undefined || child === false) continue;
+      node.append(child instanceof Node ? child : document.createTextNode(String(child)));
+    }
+  }
+  // As the terminal's `percent`: never 100% for less than all, never 0% for more than none.
+  function percent(fraction) {
+    const v = fraction * 100;
+    if (v > 0 && v < 0.05) return "<0.1%";
+    if (v > 99.5 && v < 100) return Math.min(v, 99.9).toFixed(1) + "%";
+    if (v > 0 && v < 9.95) return v.toFixed(1) + "%";
+    return v.toFixed(0) + "%";
+  }
+  function micros(us) {
+    if (us >= 1e6) return (us / 1e6).toFixed(3) + " s";
+    if (us >= 1e3) return (us / 1e3).toFixed(2) + " ms";
+    return us.toFixed(1) + " µs";
+  }
+  function verdictWord(v) {
+    return { unverified: "COMPLETE AS FAR AS THE TRACE SHOWS", "no-events": "NO EVENTS" }[v] || v.toUpperCase();
+  }
+  function verdictClass(v) {
+    if (v === "complete") return "good";
+    if (["incomplete", "damaged", "mistimed", "no-events", "unreadable"].includes(v)) return "bad";
+    return "warn";
+  }
+  function completenessText(n) {
+    if (n.completeness !== null && n.completeness !== undefined) return percent(n.completeness);
+    if (n.completeness_low <= 0) return "≤ " + percent(n.completeness_high);
+    const lo = percent(n.completeness_low), hi = percent(n.completeness_high);
+    return lo === hi ? "≈ " + lo : "between " + lo + " and " + hi;
+  }
+  function fileTitle(file) {
+    const rank = file.rank === null ? "" : ` (rank ${file.rank} of ${file.world_size ?? 1})`;
+    return file.path + rank;
+  }
+  // As the terminal's device list: `8 × unnamed GPU`, `2 × MI300X`.
+  function devices(names) {
+    if (!names.length) return "no device list";
+    const counts = new Map();
+    for (const n of names) counts.set(n, (counts.get(n) || 0) + 1);
+    return [...counts].map(([n, c]) => (c > 1 ? c + " × " : "") + (n || "unnamed GPU")).join(", ");
+  }
+  function note(text) { return el("p", { class: "note" }, text); }
+
+  // A table whose header cells sort it (numbers descending first, text ascending).
+  function table(columns, rows, options) {
+    const opts = options || {};
+    const tbody = el("tbody");
+    let order = { key: opts.sortKey, down: true };
+    const fill = () => {
+      const sorted = rows.slice();
+      if (order.key) {
+        const col = columns.find((c) => c.key === order.key);
+        sorted.sort((a, b) => {
+          const x = a[order.key], y = b[order.key];
+          const cmp = col.num ? (x ?? -Infinity) - (y ?? -Infinity) : String(x).localeCompare(String(y));
+          return order.down ? -cmp : cmp;
+        });
+      }
+      tbody.replaceChildren(...sorted.map((row) => el("tr", {},
+        columns.map((c) => el("td", { class: c.num ? "n" : c.mono ? "name" : null },
+          c.fmt ? c.fmt(row[c.key], row) : row[c.key] ?? "—")))));
+    };
+    const head = el("tr", {}, columns.map((c) => el("th", {
+      class: (c.num ? "n " : "") + "sort",
+      title: "sort by " + c.label,
+      onclick: () => {
+        order = { key: c.key, down: order.key === c.key ? !order.down : Boolean(c.num) };
+        fill();
+      },
+    }, c.label)));
+    fill();
+    const t = el("table", { class: opts.class || null, data: { table: opts.name || "" } }, el("thead", {}, head), tbody);
+    return opts.scroll ? el("div", { class: "scroll" }, t) : t;
+  }
+
+  // ---- key numbers -----------------------------------------------------------------
+  function keyNumbers(numbers, breakdown, scope) {
+    const items = [
+      ["replays", numbers.replays, "graph replays"],
+      ["recorded_replays", numbers.recorded_replays, "recorded"],
+      ["short_replays", numbers.short_replays, "short"],
+      ["empty_replays", numbers.empty_replays, "empty"],
+      ["coverage", percent(numbers.coverage), "replays recorded"],
+      ["completeness", completenessText(numbers), "nodes recorded"],
+    ];
+    if (breakdown) {
+      items.push(["total_gpu_time", micros(breakdown.total_gpu_time_us), "GPU time recorded"]);
+      const decode = breakdown.stages.find((s) => s.stage === "decode");
+      if (decode) items.push(["decode_share", percent(decode.share_of_total), "decode share (recorded)"]);
+    }
+    return el("div", { class: "nums", data: { scope } }, items.map(([key, value, label]) =>
+      el("div", { class: "num", data: { key } }, el("b", {}, value), el("span", {}, label))));
+  }
+
+  // ---- replay timeline -------------------------------------------------------------
+  function worstClass(cell) {
+    let worst = null;
+    CLASSES.forEach((name, i) => {
+      if (cell[1 + i] > 0 && (worst === null || SEVERITY[name] > SEVERITY[worst])) worst = name;
+    });
+    return worst;
+  }
+  function legend() {
+    return el("div", { class: "legend" }, CLASSES.map((name) =>
+      el("span", {}, el("i", { style: "background:" + CLASS_COLOR[name] }), name)));
+  }
+  function niceStep(span, ticks) {
+    const raw = span / ticks, mag = Math.pow(10, Math.floor(Math.log10(raw || 1)));
+    return [1, 2, 5, 10].map((m) => m * mag).find((s) => s >= raw) || raw;
+  }
+  function timelineView(file, data) {
+    const tl = data.timeline;
+    if (!tl.rows.length) return note("No graph replays: nothing to draw.");
+    const graphs = file.replay_coverage.graphs;
+    const labels = tl.rows.map((row) => {
+      if (row.graph === null) return "unknown graph";
+      const g = graphs.find((x) => x.graph === row.graph);
+      const kernel = g && g.first_kernel ? " · " + g.first_kernel : "";
+      return "graph " + row.graph + kernel;
+    });
+    const LABEL = 230, ROW = 18, AXIS = 24;
+    const canvas = el("canvas", { class: "timeline", data: { rows: tl.rows.length, bins: tl.bins } });
+    const evidence = el("div", { class: "evidence", data: { evidence: "" } },
+      "Hover a mark for its replays; click it for the evidence of its worst replay.");
+    const spanMs = (tl.end_us - tl.start_us) / 1e3;
+    const geometry = () => {
+      const width = canvas.clientWidth || 900;
+      return { width, plot: Math.max(50, width - LABEL - 8) };
+    };
+    const draw = () => {
+      const { width, plot } = geometry();
+      const height = tl.rows.length * ROW + AXIS;
+      const ratio = window.devicePixelRatio || 1;
+      canvas.width = Math.round(width * ratio);
+      canvas.height = Math.round(height * ratio);
+      canvas.style.height = height + "px";
+      const ctx = canvas.getContext("2d");
+      ctx.setTransform(ratio, 0, 0, ratio, 0, 0);
+      ctx.clearRect(0, 0, width, height);
+      ctx.font = "11px system-ui, sans-serif";
+      ctx.textBaseline = "middle";
+      const binWidth = plot / tl.bins;
+      tl.rows.forEach((row, r) => {
+        const y = r * ROW;
+        ctx.fillStyle = r % 2 ? "#fafbfc" : "#f1f3f6";
+        ctx.fillRect(LABEL, y, plot, ROW);
+        ctx.fillStyle = "#1d2330";
+        ctx.fillText(clip(ctx, labels[r], LABEL - 8), 4, y + ROW / 2);
+        for (const cell of row.cells) {
+          ctx.fillStyle = CLASS_COLOR[worstClass(cell)];
+          ctx.fillRect(LABEL + cell[0] * binWidth, y + 2, Math.max(binWidth - 0.5, 1.5), ROW - 4);
+        }
+      });
+      const top = tl.rows.length * ROW;
+      ctx.fillStyle = "#5b6475";
+      ctx.textBaseline = "top";
+      const step = niceStep(spanMs, 8);
+      for (let t = 0; t <= spanMs + 1e-9 && step > 0; t += step) {
+        const x = LABEL + (spanMs > 0 ? (t / spanMs) * plot : 0);
+        ctx.fillRect(x, top, 1, 4);
+        ctx.fillText((step < 1 ? t.toFixed(2) : t.toFixed(0)) + " ms", x + 2, top + 6);
+      }
+      canvas.dataset.painted = painted(ctx, LABEL * ratio, Math.min(top, 2000) * ratio, plot * ratio);
+      const box = canvas.getBoundingClientRect();
+      canvas.dataset.box = [box.left + window.scrollX, box.top + window.scrollY, box.width, box.height].map(Math.round).join(",");
+    };
+    const hit = (event) => {
+      const { plot } = geometry();
+      const rect = canvas.getBoundingClientRect();
+      const x = event.clientX - rect.left - LABEL, y = event.clientY - rect.top;
+      const r = Math.floor(y / ROW);
+      if (x < 0 || r < 0 || r >= tl.rows.length) return null;
+      const bin = Math.min(tl.bins - 1, Math.floor((x / plot) * tl.bins));
+      const cell = tl.rows[r].cells.find((c) => c[0] === bin);
+      return cell ? { r, cell } : null;
+    };
+    const describe = ({ r, cell }) => {
+      const binMs = spanMs / tl.bins;
+      const counts = CLASSES.map((name, i) => [name, cell[1 + i]]).filter(([, n]) => n > 0);
+      const total = counts.reduce((s, [, n]) => s + n, 0);
+      return labels[r] + "\n" + (cell[0] * binMs).toFixed(2) + "–" + ((cell[0] + 1) * binMs).toFixed(2) +
+        " ms: " + total + (total === 1 ? " replay" : " replays") + " — " +
+        counts.map(([name, n]) => n + " " + name).join(", ") +
+        "\ne.g. replay #" + cell[7] + " (" + worstClass(cell) + "); click for its evidence";
+    };
+    const tip = document.getElementById("tip");
+    canvas.addEventListener("mousemove", (event) => {
+      const found = hit(event);
+      if (!found) { tip.hidden = true; return; }
+      tip.textContent = describe(found);
+      tip.style.left = Math.min(event.clientX + 14, window.innerWidth - 440) + "px";
+      tip.style.top = event.clientY + 14 + "px";
+      tip.hidden = false;
+    });
+    canvas.addEventListener("mouseleave", () => { tip.hidden = true; });
+    canvas.addEventListener("click", (event) => {
+      const found = hit(event);
+      if (found) evidence.textContent = replayEvidence(file, data, found.cell);
+    });
+    requestAnimationFrame(draw);
+    window.addEventListener("resize", draw);
+    return el("div", {}, legend(), el("div", { class: "timeline-wrap" }, canvas), evidence);
+  }
+  // What the canvas holds, read back from its pixels: `class:pixels` for each class colour
+  // (the first 2000 px of rows), so a test can see that the marks were drawn.
+  function painted(ctx, x, height, width) {
+    const rgb = CLASSES.map((name) => [name, parseInt(CLASS_COLOR[name].slice(1), 16)]);
+    const counts = Object.fromEntries(CLASSES.map((name) => [name, 0]));
+    const pixels = ctx.getImageData(x, 0, Math.max(1, width), Math.max(1, height)).data;
+    for (let i = 0; i < pixels.length; i += 4) {
+      const value = (pixels[i] << 16) | (pixels[i + 1] << 8) | pixels[i + 2];
+      for (const [name, colour] of rgb) if (value === colour) counts[name]++;
+    }
+    return CLASSES.map((name) => name + ":" + counts[name]).join(",");
+  }
+  function clip(ctx, text, width) {
+    if (ctx.measureText(text).width <= width) return text;
+    let keep = text.length;
+    while (keep > 4 && ctx.measureText(text.slice(0, keep) + "…").width > width) keep--;
+    return text.slice(0, keep) + "…";
+  }
+  function replayEvidence(file, data, cell) {
+    const replay = cell[7];
+    const index = file.replay_coverage.findings.findIndex((f) => f.replay === replay);
+    const worst = worstClass(cell);
+    if (index < 0) {
+      if (worst === "complete") return "replay #" + replay + ": complete — every expected node recorded, its graph's size corroborated.";
+      return "replay #" + replay + " (" + worst + "): not among the first findings listed (the report lists " + file.replay_coverage.findings.length + ").";
+    }
+    const f = file.replay_coverage.findings[index];
+    const [what, why] = data.findings[index];
+    const lines = [f.kind + " " + what, "why: " + why, "launched at " + micros(f.launch_ts_us) + " (host clock)"];
+    if (f.evidence) lines.push("evidence: " + JSON.stringify(f.evidence));
+    return lines.join("\n");
+  }
+
+  // ---- breakdown charts ------------------------------------------------------------
+  function categoryColors(stages) {
+    const totals = new Map();
+    for (const s of stages) for (const c of s.categories) totals.set(c.name, (totals.get(c.name) || 0) + c.time_us);
+    const names = [...totals.keys()].sort((a, b) => totals.get(b) - totals.get(a));
+    return new Map(names.map((n, i) => [n, PALETTE[i % PALETTE.length]]));
+  }
+  function stageChart(breakdown) {
+    const stages = breakdown.stages.filter((s) => s.gpu_time_us > 0 || s.missing_work_low_us > 0);
+    if (!stages.length) return note("No GPU time recorded.");
+    const colors = categoryColors(stages);
+    const LABEL = 170, ROW = 30, WIDTH = 900, PLOT = WIDTH - LABEL - 150;
+    const extent = (s) => s.gpu_time_us + (s.missing_work_high_us ?? s.missing_work_low_us);
+    const max = Math.max(...stages.map(extent), 1);
+    const chart = svg("svg", { viewBox: `0 0 ${WIDTH} ${stages.length * ROW + 4}`, width: "100%", role: "img", class: "stage-chart" },
+      svg("defs", {}, svg("pattern", { id: "hatch", width: 6, height: 6, patternUnits: "userSpaceOnUse", patternTransform: "rotate(45)" },
+        svg("rect", { width: 6, height: 6, fill: "#fdeaea" }), svg("line", { x1: 0, y1: 0, x2: 0, y2: 6, stroke: "#d63c3c", "stroke-width": 2 }))));
+    stages.forEach((s, r) => {
+      const y = r * ROW + 4;
+      chart.append(svg("text", { x: 0, y: y + 15 }, s.stage + " · " + percent(s.share_of_total)));
+      let x = LABEL;
+      for (const c of s.categories) {
+        const w = (c.time_us / max) * PLOT;
+        chart.append(svg("rect", { x, y, width: Math.max(w, 0.5), height: ROW - 10, fill: colors.get(c.name) },
+          svg("title", {}, `${s.stage} · ${c.name}: ${micros(c.time_us)} (${percent(c.share)} of the stage)`)));
+        x += w;
+      }
+      const low = s.missing_work_low_us, high = s.missing_work_high_us;
+      if (low > 0 || (high ?? 0) > 0) {
+        const w = ((high ?? low) / max) * PLOT;
+        chart.append(svg("rect", { x, y, width: Math.max(w, 2), height: ROW - 10, fill: "url(#hatch)", stroke: "#d63c3c", "stroke-dasharray": "3 2" },
+          svg("title", {}, `unrecorded work of ${s.unrecorded_replays} replays: at least ${micros(low)}` + (high === null ? ", no upper bound" : `, at most ${micros(high)}`))));
+        x += w;
+      }
+      const missing = low > 0 ? ` + ≥ ${micros(low)} unrecorded` : "";
+      chart.append(svg("text", { x: x + 6, y: y + 15, class: "muted" }, micros(s.gpu_time_us) + missing));
+    });
+    const key = el("div", { class: "legend" }, [...colors].map(([name, color]) =>
+      el("span", {}, el("i", { style: "background:" + color }), name)),
+    stages.some((s) => s.missing_work_low_us > 0) ? el("span", {}, el("i", { style: "background:#fdeaea;border:1px dashed #d63c3c" }), "unrecorded replay work (range)") : null);
+    return el("div", {}, chart, key);
+  }
+  function categoryTable(breakdown) {
+    const rows = [];
+    for (const s of breakdown.stages) for (const c of s.categories) rows.push({ stage: s.stage, ...c });
+    return table([
+      { key: "stage", label: "stage" }, { key: "name", label: "category" },
+      { key: "events", label: "events", num: true },
+      { key: "time_us", label: "GPU time", num: true, fmt: micros },
+      { key: "share", label: "share of stage", num: true, fmt: percent },
+      { key: "mean_us", label: "mean", num: true, fmt: micros },
+    ], rows, { name: "categories", sortKey: "time_us", scroll: true });
+  }
+  function kernelTable(breakdown) {
+    const rows = [];
+    for (const s of breakdown.stages) for (const k of s.kernels) rows.push({ stage: s.stage, ...k });
+    return table([
+      { key: "stage", label: "stage" }, { key: "name", label: "kernel", mono: true },
+      { key: "category", label: "category" },
+      { key: "events", label: "calls", num: true },
+      { key: "time_us", label: "GPU time", num: true, fmt: micros },
+      { key: "share", label: "share of stage", num: true, fmt: percent },
+      { key: "mean_us", label: "mean", num: true, fmt: micros },
+    ], rows, { name: "kernels", sortKey: "time_us", scroll: true });
+  }
+  function breakdownView(breakdown, heading) {
+    const method = breakdown.method === "step_annotations" ? "by the framework's step annotations"
+      : "no step annotations: replayed kernels count as decode, the rest is unassigned";
+    return el("div", {}, el("h2", {}, heading),
+      el("p", { class: "note" }, `${micros(breakdown.total_gpu_time_us)} of GPU time recorded; stages ${method}.`),
+      stageChart(breakdown), el("h3", {}, "By category"), categoryTable(breakdown),
+      el("h3", {}, "Top kernels (click a column to sort)"), kernelTable(breakdown));
+  }
+
+  // ---- per-file parts --------------------------------------------------------------
+  function graphTable(file) {
+    const rows = file.replay_coverage.graphs.map((g) => ({
+      ...g, graph: g.graph ?? "unknown",
+      expected: g.expected_nodes_per_replay_low === null ? "unknown"
+        : g.expected_nodes_per_replay_low === g.expected_nodes_per_replay_high ? String(g.expected_nodes_per_replay_low)
+        : g.expected_nodes_per_replay_high === null ? "≥ " + g.expected_nodes_per_replay_low
+        : g.expected_nodes_per_replay_low + "–" + g.expected_nodes_per_replay_high,
+      completeness_text: completenessText(g),
+    }));
+    return table([
+      { key: "graph", label: "graph", num: true }, { key: "first_kernel", label: "first kernel", mono: true },
+      { key: "expected", label: "expected nodes" }, { key: "expected_source", label: "size from" },
+      { key: "replays", label: "replays", num: true }, { key: "recorded_replays", label: "recorded", num: true },
+      { key: "short_replays", label: "short", num: true }, { key: "empty_replays", label: "empty", num: true },
+      { key: "unverified_replays", label: "unverified", num: true },
+      { key: "completeness_text", label: "completeness" },
+    ], rows, { name: "graphs", scroll: true });
+  }
+  function findingsTable(file, data) {
+    const findings = file.replay_coverage.findings;
+    if (!findings.length) return note("No replay with a problem.");
+    const rows = findings.map((f, i) => ({
+      kind: f.kind, replay: f.replay, graph: f.graph ?? "unknown", step: f.step,
+      nodes: f.recorded_nodes, what: data.findings[i][0], why: data.findings[i][1],
+    }));
+    return table([
+      { key: "kind", label: "finding" }, { key: "replay", label: "replay", num: true },
+      { key: "graph", label: "graph", num: true }, { key: "nodes", label: "recorded nodes", num: true },
+      { key: "what", label: "what was recorded" }, { key: "why", label: "why" },
+    ], rows, { name: "findings", scroll: true });
+  }
+  function importView(file) {
+    const imp = file.import, dmg = file.damage;
+    const counters = imp.counters.filter((c) => c.count > 0);
+    const parts = [el("h2", {}, "Import and damage")];
+    parts.push(el("p", {}, `${file.events.total} events read: ${file.events.kernels} kernels, ${file.events.memcpys} memcpys, ` +
+      `${file.events.memsets} memsets, ${file.events.runtime_calls} runtime calls, ${file.events.annotations} annotations, ` +
+      `${file.events.cpu_ops} CPU ops, ${file.events.flows} flow events.` + (imp.partial ? ` PARTIAL: the input broke off at byte ${imp.truncated_at_byte}.` : "")));
+    parts.push(counters.length ? table([
+      { key: "name", label: "counter" }, { key: "severity", label: "severity" },
+      { key: "count", label: "count", num: true }, { key: "description", label: "what it counts" },
+    ], counters, { name: "import" }) : note("Every event was read; no import counter is above zero."));
+    const refused = Object.entries(dmg.refused_events);
+    parts.push(el("table", { data: { table: "damage" } }, el("tbody", {},
+      [["events refused for bad data", refused.length ? refused.map(([k, n]) => `${n} ${k}`).join(", ") : "none"],
+        ["of them in graph replays", dmg.refused_in_replays], ["graph launches refused", dmg.refused_launches],
+        ["host calls sharing a correlation id", dmg.shared_correlations], ["replays damaged", dmg.damaged_replays],
+        ["kernels with no launching call (orphans)", file.replay_coverage.orphan_kernels],
+      ].map(([k, v]) => el("tr", {}, el("td", {}, k), el("td", { class: "n" }, v))))));
+    const unknown = Object.entries(imp.unknown_categories).concat(Object.entries(imp.unknown_fields));
+    if (unknown.length) parts.push(note("Unknown categories and fields: " + unknown.map(([k, n]) => `${k} (${n})`).join(", ")));
+    return el("div", {}, parts);
+  }
+  function fileView(section, index, multi) {
+    const file = section.document.files[index], data = section.files[index];
+    const steps = file.steps.framework
+      ? `steps (${file.steps.framework} annotations): ` + Object.entries(file.steps.counts).map(([k, n]) => `${n} × ${k}`).join(", ")
+      : "steps: no SGLang/vLLM/ATOM or ProfilerStep annotations";
+    const parts = [
+      el("h2", {}, fileTitle(file)),
+      el("p", { class: "note" }, [devices(file.devices), file.advice.runtime, steps].join(" · ")),
+    ];
+    if (multi) {
+      parts.push(el("span", { class: "badge " + verdictClass(file.replay_coverage.verdict) }, verdictWord(file.replay_coverage.verdict)));
+      parts.push(el("pre", { class: "verdict " + verdictClass(file.replay_coverage.verdict), data: { verdict: "file" } }, data.verdict));
+      parts.push(keyNumbers(file.replay_coverage, file.breakdown, "file"));
+    }
+    parts.push(el("h3", {}, "Replay timeline: one row per graph, each mark the replays launched there"),
+      timelineView(file, data), el("h3", {}, "Graphs"), graphTable(file),
+      el("h3", {}, "Replays with a problem"), findingsTable(file, data),
+      breakdownView(file.breakdown, "GPU time by stage and kernel category"), importView(file));
+    return el("div", { class: "file", data: { file: index } }, parts);
+  }
+
+  // ---- ranks -------------------------------------------------------------------------
+  function rankChart(files, select) {
+    const W = 900, H = 150, BASE = 120, step = W / files.length, bar = Math.max(2, step * 0.8);
+    const chart = svg("svg", { viewBox: `0 0 ${W} ${H}`, width: "100%", role: "img", class: "rank-chart" });
+    chart.append(svg("line", { x1: 0, y1: BASE, x2: W, y2: BASE, stroke: "#d9dde5" }));
+    const every = Math.ceil(files.length / 32);
+    files.forEach((file, i) => {
+      const n = file.replay_coverage;
+      const value = n.replays > 0 ? n.coverage : 1;
+      const h = Math.max(2, value * (BASE - 10));
+      const rect = svg("rect", {
+        x: i * step + (step - bar) / 2, y: BASE - h, width: bar, height: h, fill: CLASS_COLOR[verdictClass(n.verdict) === "good" ? "complete" : verdictClass(n.verdict) === "bad" ? "empty" : "short"],
+        style: "cursor:pointer", onclick: () => { select.value = String(i); select.dispatchEvent(new Event("change")); },
+      }, svg("title", {}, `${fileTitle(file)}: ${verdictWord(n.verdict)}, ${n.recorded_replays} of ${n.replays} replays recorded (${percent(n.coverage)})`));
+      chart.append(rect);
+      if (i % every === 0) chart.append(svg("text", { x: i * step + step / 2, y: BASE + 14, "text-anchor": "middle", class: "muted" }, file.rank ?? i));
+    });
+    chart.append(svg("text", { x: 0, y: H - 4, class: "muted" }, "bar height: share of the rank's graph replays recorded; colour: its verdict; click a bar for that rank"));
+    return chart;
+  }
+
+  // ---- a whole analysis --------------------------------------------------------------
+  function sectionView(section) {
+    const doc = section.document;
+    const multi = doc.files.length > 1;
+    const parts = [el("h2", {}, "Verdict"), el("span", { class: "badge " + verdictClass(doc.verdict), data: { verdictWord: doc.verdict } }, verdictWord(doc.verdict))];
+    for (const w of doc.warnings) parts.push(el("p", { class: "note" }, "warning: " + w));
+    for (const f of doc.failed_files) parts.push(el("pre", { class: "verdict bad" }, `could not be read: ${f.path}\n${f.error}`));
+    if (multi && doc.combined) {
+      parts.push(el("pre", { class: "verdict " + verdictClass(doc.verdict), data: { verdict: "combined" } }, section.combined_verdict));
+      parts.push(keyNumbers(doc.combined.replay_coverage, doc.combined.breakdown, "top"));
+    } else if (doc.files.length) {
+      const file = doc.files[0];
+      parts.push(el("pre", { class: "verdict " + verdictClass(file.replay_coverage.verdict), data: { verdict: "file" } }, section.files[0].verdict));
+      parts.push(keyNumbers(file.replay_coverage, file.breakdown, "top"));
+    }
+    const holder = el("div");
+    if (multi) {
+      const select = el("select", { "aria-label": "rank" }, doc.files.map((f, i) =>
+        el("option", { value: String(i) }, `${fileTitle(f)} — ${verdictWord(f.replay_coverage.verdict)}`)));
+      select.addEventListener("change", () => holder.replaceChildren(fileView(section, Number(select.value), true)));
+      parts.push(el("h2", {}, "Coverage rank by rank"), rankChart(doc.files, select), el("div", { class: "row" }, el("label", {}, "Show rank: "), select));
+      if (doc.combined && doc.combined.breakdown) parts.push(breakdownView(doc.combined.breakdown, "All ranks: GPU time by stage and kernel category"));
+    }
+    if (doc.files.length) holder.append(fileView(section, 0, multi));
+    parts.push(holder);
+    return el("section", { class: "report", data: { section: section.label } }, parts);
+  }
+
+  // ---- a comparison ------------------------------------------------------------------
+  function comparisonView(comparison) {
+    return el("section", { class: "comparison", data: { section: "diff" } },
+      el("h2", {}, "Comparison"), el("pre", { class: "verdict", data: { diff: "text" } }, comparison.text));
+  }
+
+  // ---- the page ----------------------------------------------------------------------
+  function render() {
+    const app = document.getElementById("app");
+    app.append(el("h1", {}, DATA.title), el("div", { class: "sub" }, "written by " + DATA.tool + " · opens offline; hover and click the charts"));
+    if (DATA.intro) app.append(el("p", { class: "intro" }, DATA.intro));
+    const views = DATA.sections.map((s) => [s.label, () => sectionView(s)]);
+    if (DATA.comparison) views.push(["comparison", () => comparisonView(DATA.comparison)]);
+    const body = el("div");
+    if (views.length > 1) {
+      const buttons = views.map(([label, make], i) => el("button", {
+        data: { tab: String(i) },
+        onclick: (event) => {
+          for (const b of buttons) b.classList.toggle("on", b === event.currentTarget);
+          body.replaceChildren(make());
+        },
+      }, label));
+      buttons[0].classList.add("on");
+      app.append(el("nav", { class: "tabs" }, buttons));
+    }
+    body.append(views[0][1]());
+    app.append(body);
+    document.body.dataset.rendered = "ok";
+  }
+  window.addEventListener("error", (event) => {
+    document.body.dataset.errors = String(Number(document.body.dataset.errors || 0) + 1);
+    document.getElementById("app").prepend(el("pre", { class: "verdict bad" }, "report script error: " + event.message));
+  });
+  render();
+})();

@@ -1,0 +1,214 @@
+//! `analyze --html`: the page opened in a real headless chromium from a `file://` URL. It
+//! must load with nothing on the console, state the verdict exactly as the terminal does,
+//! show the JSON's numbers, and draw the replay timeline (read back from the canvas and seen
+//! in a screenshot).
+
+use crate::browser::{Rendered, render};
+use crate::common::{VLLM_PIECEWISE, arg, incomplete_piecewise, stepscope, tempdir, trace};
+use serde_json::Value;
+use std::ffi::OsStr;
+use std::path::{Path, PathBuf};
+
+/// The colour the page paints empty replays (and nothing else in a complete trace's page).
+const EMPTY_RED: [u8; 3] = [0xd6, 0x3c, 0x3c];
+
+/// The colour of complete replays.
+const COMPLETE_GREEN: [u8; 3] = [0x2e, 0x9d, 0x57];
+
+/// A page is at most this big for the shared traces (the budget).
+const PAGE_BUDGET: u64 = 2_000_000;
+
+/// `analyze INPUT --html`, its terminal report and its JSON.
+struct Analysed {
+    page: PathBuf,
+    terminal: String,
+    json: Value,
+}
+
+fn analyse(input: &Path, dir: &Path) -> Analysed {
+    let page = dir.join("report.html");
+    let args: [&OsStr; 6] = [
+        "analyze".as_ref(),
+        arg(input),
+        "--html".as_ref(),
+        page.as_os_str(),
+        "--color".as_ref(),
+        "never".as_ref(),
+    ];
+    let run = stepscope(args);
+    run.expect_code(0);
+    assert!(run.stderr.contains("html: wrote"), "{}", run.stderr);
+    let json = stepscope(["analyze".as_ref(), arg(input), "--json".as_ref()]);
+    Analysed {
+        page,
+        terminal: run.stdout.clone(),
+        json: json.expect_code(0).json(),
+    }
+}
+
+/// The terminal's verdict block of its first file: the lines under `══ path ══` up to the
+/// blank line before `trace:`.
+fn terminal_verdict(terminal: &str) -> String {
+    let after_header = terminal
+        .split_once("══\n")
+        .map(|(_, rest)| rest)
+        .expect("a file header");
+    let (verdict, _) = after_header
+        .split_once("\ntrace: ")
+        .expect("the trace line after the verdict");
+    verdict.trim_end().to_owned()
+}
+
+/// The numbers a reader sees first equal the JSON's.
+#[track_caller]
+fn assert_key_numbers(page: &Rendered, coverage: &Value) {
+    for key in [
+        "replays",
+        "recorded_replays",
+        "short_replays",
+        "empty_replays",
+    ] {
+        assert_eq!(
+            page.one(&format!("[data-scope=top] [data-key={key}] b")),
+            coverage[key].to_string(),
+            "{key}"
+        );
+    }
+}
+
+/// A trace with two replays emptied: the page states the terminal's verdict word for word,
+/// shows the JSON's counts, lists every finding and graph, and paints the empty replays red
+/// on the timeline; the screenshot is not blank and holds that red.
+#[test]
+fn an_incomplete_trace_reads_as_the_terminal_and_shows_its_empty_replays() {
+    let dir = tempdir();
+    let input = incomplete_piecewise(dir.path(), "incomplete.json");
+    let analysed = analyse(&input, dir.path());
+    let size = std::fs::metadata(&analysed.page).expect("the page").len();
+    assert!(size < PAGE_BUDGET, "page of {size} bytes");
+    let page = render(&analysed.page);
+    page.assert_clean();
+
+    let file = &analysed.json["files"][0];
+    let coverage = &file["replay_coverage"];
+    assert_eq!(coverage["verdict"], "incomplete");
+    assert_eq!(coverage["empty_replays"], 2);
+    assert_eq!(page.one("[data-verdict-word]"), "INCOMPLETE");
+    assert_eq!(
+        page.one("pre[data-verdict=file]").trim_end(),
+        terminal_verdict(&analysed.terminal)
+    );
+    assert_key_numbers(&page, coverage);
+
+    let rows = |table: &str| page.count(&format!("table[data-table={table}] tbody tr"));
+    let len = |value: &Value| value.as_array().expect("an array").len();
+    assert_eq!(rows("graphs"), len(&coverage["graphs"]));
+    assert_eq!(rows("findings"), len(&coverage["findings"]));
+    let kernels: usize = file["breakdown"]["stages"]
+        .as_array()
+        .expect("stages")
+        .iter()
+        .map(|s| len(&s["kernels"]))
+        .sum();
+    assert_eq!(rows("kernels"), kernels);
+
+    let painted = page.painted();
+    assert!(painted["empty"] > 0, "empty replays drawn: {painted:?}");
+    assert!(
+        painted["complete"] + painted["unverified"] > 0,
+        "the other replays drawn: {painted:?}"
+    );
+    assert_eq!(painted["short"], 0, "no short replay: {painted:?}");
+    assert!(page.inked() > 0.05, "screenshot inked {}", page.inked());
+    assert_eq!(
+        page.timeline_pixels_of(EMPTY_RED) as u64,
+        painted["empty"],
+        "the screenshot shows the canvas's empty marks"
+    );
+}
+
+/// The real piecewise trace, every replay recorded: no empty-replay colour anywhere (not on
+/// the canvas, not in the screenshot), and the verdict as the terminal words it.
+#[test]
+fn a_complete_trace_paints_no_empty_replay() {
+    let dir = tempdir();
+    let analysed = analyse(&trace(VLLM_PIECEWISE), dir.path());
+    let page = render(&analysed.page);
+    page.assert_clean();
+    let coverage = &analysed.json["files"][0]["replay_coverage"];
+    assert_eq!(
+        page.one("pre[data-verdict=file]").trim_end(),
+        terminal_verdict(&analysed.terminal)
+    );
+    assert_key_numbers(&page, coverage);
+    let painted = page.painted();
+    assert_eq!(painted["empty"], 0, "{painted:?}");
+    assert!(
+        painted["complete"] + painted["unverified"] > 0,
+        "{painted:?}"
+    );
+    assert_eq!(
+        page.timeline_pixels_of(EMPTY_RED),
+        0,
+        "no red on the screenshot's timeline"
+    );
+    assert!(
+        page.timeline_pixels_of(COMPLETE_GREEN) > 0,
+        "the screenshot shows the complete replays"
+    );
+    assert!(page.inked() > 0.05, "screenshot inked {}", page.inked());
+}
+
+/// A folder of nine real traces read as ranks: one bar and one choice per file, the
+/// combined verdict line as the terminal's `all files` section states it.
+#[test]
+fn a_folder_gets_the_rank_by_rank_view() {
+    const FOLDER: &str = "tracelens/tests/traces/inference";
+    let dir = tempdir();
+    let analysed = analyse(&trace(FOLDER), dir.path());
+    let size = std::fs::metadata(&analysed.page).expect("the page").len();
+    assert!(size < PAGE_BUDGET, "page of {size} bytes");
+    let page = render(&analysed.page);
+    page.assert_clean();
+    let files = analysed.json["files"].as_array().expect("files").len();
+    assert_eq!(files, 9);
+    assert_eq!(page.count("svg.rank-chart rect"), files);
+    assert_eq!(page.count("select option"), files);
+    let combined = analysed
+        .terminal
+        .split_once("══ all 9 files ══\n")
+        .expect("the all-files section")
+        .1
+        .lines()
+        .next()
+        .expect("its verdict line");
+    assert_eq!(page.one("pre[data-verdict=combined]").trim_end(), combined);
+    assert_key_numbers(&page, &analysed.json["combined"]["replay_coverage"]);
+}
+
+/// A kernel named like markup stays text: the page renders cleanly and shows the name.
+#[test]
+fn markup_in_a_kernel_name_stays_text() {
+    let dir = tempdir();
+    let input = incomplete_piecewise(dir.path(), "named.json");
+    let mut doc: Value =
+        serde_json::from_slice(&std::fs::read(&input).expect("read")).expect("JSON");
+    const NAME: &str = "</script><img src=x onerror=alert(1)>{{DATA}}";
+    let events = doc["traceEvents"].as_array_mut().expect("traceEvents");
+    let kernel = events
+        .iter_mut()
+        .find(|e| e["cat"] == "kernel")
+        .expect("a kernel");
+    kernel["name"] = Value::from(NAME);
+    std::fs::write(&input, serde_json::to_vec(&doc).expect("JSON")).expect("write");
+    let analysed = analyse(&input, dir.path());
+    let page = render(&analysed.page);
+    page.assert_clean();
+    assert_eq!(page.count("img"), 0, "no element made from the name");
+    assert!(
+        page.texts("table[data-table=kernels] td")
+            .iter()
+            .any(|t| t == NAME),
+        "the name shown as text"
+    );
+}
