@@ -32,6 +32,7 @@ pub enum Command {
     /// EXAMPLES:
     ///   stepscope demo
     ///   stepscope demo --keep demo-traces/     # also keep the two generated traces
+    ///   stepscope demo --html                  # also write stepscope-demo.html
     #[command(verbatim_doc_comment)]
     Demo(DemoArgs),
     /// Print the runtime switches that make the profiler record every graph replay on a HIP

@@ -487,18 +487,22 @@
     const views = DATA.sections.map((s) => [s.label, () => sectionView(s)]);
     if (DATA.comparison) views.push(["comparison", () => comparisonView(DATA.comparison)]);
     const body = el("div");
+    // The tab to open: `#N` in the URL (1-based), so a link can point at one.
+    const wanted = Number((location.hash.match(/^#(\d+)$/) || [])[1] || 1) - 1;
+    const first = wanted >= 0 && wanted < views.length ? wanted : 0;
     if (views.length > 1) {
       const buttons = views.map(([label, make], i) => el("button", {
-        data: { tab: String(i) },
+        data: { tab: String(i + 1) },
         onclick: (event) => {
           for (const b of buttons) b.classList.toggle("on", b === event.currentTarget);
+          history.replaceState(null, "", "#" + (i + 1));
           body.replaceChildren(make());
         },
       }, label));
-      buttons[0].classList.add("on");
+      buttons[first].classList.add("on");
       app.append(el("nav", { class: "tabs" }, buttons));
     }
-    body.append(views[0][1]());
+    body.append(views[first][1]());
     app.append(body);
     document.body.dataset.rendered = "ok";
   }

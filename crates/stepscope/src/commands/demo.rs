@@ -14,13 +14,19 @@ use std::fmt::Write;
 use std::path::{Path, PathBuf};
 use stepscope_analysis::passes::kernel_categories::KernelCategories;
 use stepscope_ingest::ReadOptions;
+use stepscope_report::html::{Page, Section};
 use stepscope_report::schema::{Document, Row};
 use stepscope_report::terminal::{TerminalOptions, percent, render};
 use stepscope_synth::demo::{DemoSpec, Symptom, facts, generate};
 
 /// `stepscope demo`.
 pub fn run(args: DemoArgs) -> anyhow::Result<Outcome> {
-    let DemoArgs { steps, keep, color } = args;
+    let DemoArgs {
+        steps,
+        keep,
+        html,
+        color,
+    } = args;
     let spec = DemoSpec {
         decode_steps: steps.max(2),
         ..DemoSpec::default()
@@ -44,6 +50,15 @@ pub fn run(args: DemoArgs) -> anyhow::Result<Outcome> {
     let good = analyse(complete.clone(), color);
     let bad = analyse(broken.clone(), color);
     let mut out = narrate(&spec, &good, &bad, color);
+    if let Some(path) = &html {
+        let bytes = write_page(&spec, &good, &bad, path)?;
+        let _ = writeln!(
+            out,
+            "\nreport: {} ({} KB) — open it in a browser (it needs no network)",
+            path.display(),
+            bytes.div_ceil(1024)
+        );
+    }
     match &keep {
         Some(_) => {
             let _ = writeln!(
@@ -107,6 +122,42 @@ fn narrate(spec: &DemoSpec, good: &Document, bad: &Document, color: bool) -> Str
     );
     out.push_str(&comparison(good, bad));
     out
+}
+
+/// The demo as one HTML page: the two analyses as tabs, under the story.
+fn write_page(
+    spec: &DemoSpec,
+    good: &Document,
+    bad: &Document,
+    path: &Path,
+) -> anyhow::Result<usize> {
+    let truth = facts(spec);
+    let intro = format!(
+        "An SGLang server on ROCm (HIP 7.2) profiled twice over the same window: {} decode steps run as graph replays of {} kernels, {} prefill steps run eagerly. \
+         The first tab is the trace with every replay recorded. The second is what the ROCm profiler records on several HIP runtimes: only the replay before each host sync keeps its kernels ({} of {}). \
+         A per-op tool reads both the same way and reports the second's shares as the server's profile; the verdict, the timeline (red: replays with no kernel) and the unrecorded-work range on the decode bar show why they are wrong, and the advice names the runtime switches that fix it.",
+        truth.decode_steps,
+        truth.kernels_per_replay,
+        truth.prefill_steps,
+        truth.replays_kept_with_symptom,
+        truth.replays
+    );
+    let page: Page = Page {
+        title: "stepscope demo: graph replays and the ROCm profiler".to_owned(),
+        intro,
+        sections: vec![
+            Section {
+                label: "1. every replay recorded".to_owned(),
+                document: good,
+            },
+            Section {
+                label: "2. the ROCm symptom".to_owned(),
+                document: bad,
+            },
+        ],
+        comparison: None,
+    };
+    Ok(stepscope_report::html::write(&page, path)?)
 }
 
 fn write_trace(dir: &Path, name: &str, json: &[u8]) -> anyhow::Result<PathBuf> {
@@ -208,6 +259,14 @@ pub struct DemoArgs {
     /// Keep the two generated traces in this folder.
     #[arg(long, value_name = "DIR")]
     pub keep: Option<PathBuf>,
+    /// Also write the demo as one self-contained HTML page (both analyses as tabs).
+    #[arg(
+        long,
+        value_name = "FILE",
+        num_args = 0..=1,
+        default_missing_value = "stepscope-demo.html"
+    )]
+    pub html: Option<PathBuf>,
     /// Colour the terminal report.
     #[arg(long, value_enum, default_value_t = ColorChoice::Auto)]
     pub color: ColorChoice,

@@ -32,9 +32,9 @@ pub struct Rendered {
     pub screenshot: (u32, u32, Vec<u8>),
 }
 
-fn headless(extra: &[&str], page: &Path) -> std::process::Output {
+fn headless(extra: &[&str], page: &Path, fragment: &str) -> std::process::Output {
     let url = format!(
-        "file://{}",
+        "file://{}{fragment}",
         page.canonicalize().expect("the page exists").display()
     );
     let profile = tempfile::tempdir().expect("a profile folder");
@@ -60,7 +60,12 @@ fn headless(extra: &[&str], page: &Path) -> std::process::Output {
 /// Opens `page` twice in a 1280×1600 window (so both lay it out alike): once for its DOM
 /// and console, once for a screenshot.
 pub fn render(page: &Path) -> Rendered {
-    let out = headless(&["--dump-dom"], page);
+    render_at(page, "")
+}
+
+/// [`render`] with a URL fragment (`#2`: the page's second tab).
+pub fn render_at(page: &Path, fragment: &str) -> Rendered {
+    let out = headless(&["--dump-dom"], page, fragment);
     let stderr = String::from_utf8_lossy(&out.stderr);
     let console: Vec<String> = stderr
         .lines()
@@ -72,7 +77,7 @@ pub fn render(page: &Path) -> Rendered {
     let dir = tempfile::tempdir().expect("a folder for the screenshot");
     let shot = dir.path().join("page.png");
     let arg = format!("--screenshot={}", shot.display());
-    let out = headless(&[&arg], page);
+    let out = headless(&[&arg], page, fragment);
     assert!(
         shot.is_file(),
         "chromium wrote no screenshot:\n{}",

@@ -3,11 +3,14 @@
 //! show the JSON's numbers, and draw the replay timeline (read back from the canvas and seen
 //! in a screenshot).
 
-use crate::browser::{Rendered, render};
-use crate::common::{VLLM_PIECEWISE, arg, incomplete_piecewise, stepscope, tempdir, trace};
+use crate::browser::{Rendered, render, render_at};
+use crate::common::{
+    VLLM_PIECEWISE, arg, incomplete_piecewise, stepscope, stepscope_in, tempdir, trace,
+};
 use serde_json::Value;
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
+use stepscope_synth::demo::{DemoSpec, facts};
 
 /// The colour the page paints empty replays (and nothing else in a complete trace's page).
 const EMPTY_RED: [u8; 3] = [0xd6, 0x3c, 0x3c];
@@ -211,4 +214,46 @@ fn markup_in_a_kernel_name_stays_text() {
             .any(|t| t == NAME),
         "the name shown as text"
     );
+}
+
+/// `demo --html` writes `stepscope-demo.html` beside the user: two tabs, the complete trace
+/// first; `#2` opens the symptom, with the generator's counts and its empty replays drawn.
+#[test]
+fn the_demo_page_shows_both_traces() {
+    let dir = tempdir();
+    let run = stepscope_in(
+        dir.path(),
+        ["demo", "--color", "never", "--html"],
+        &[("TMPDIR", dir.path().as_os_str())],
+    );
+    run.expect_code(0);
+    let path = dir.path().join("stepscope-demo.html");
+    assert!(
+        run.stdout.contains("report: stepscope-demo.html"),
+        "{}",
+        run.stdout
+    );
+    let size = std::fs::metadata(&path).expect("the page").len();
+    assert!(size < PAGE_BUDGET, "page of {size} bytes");
+    let truth = facts(&DemoSpec::default());
+
+    let first = render(&path);
+    first.assert_clean();
+    assert_eq!(first.count("nav.tabs button"), 2);
+    assert_eq!(first.one("[data-verdict-word]"), "COMPLETE");
+    assert_eq!(
+        first.one("[data-scope=top] [data-key=replays] b"),
+        truth.replays.to_string()
+    );
+    assert_eq!(first.painted()["empty"], 0);
+
+    let second = render_at(&path, "#2");
+    second.assert_clean();
+    assert_eq!(second.one("[data-verdict-word]"), "INCOMPLETE");
+    assert_eq!(
+        second.one("[data-scope=top] [data-key=recorded_replays] b"),
+        truth.replays_kept_with_symptom.to_string()
+    );
+    assert!(second.painted()["empty"] > 0);
+    assert!(second.timeline_pixels_of(EMPTY_RED) > 0);
 }
