@@ -141,6 +141,24 @@
     });
     return worst;
   }
+  // A bin as a stacked column: the worst class at the bottom, each class as tall as its
+  // share of the bin's replays (at least 3 px, so one empty replay among hundreds shows),
+  // the best class filling the rest.
+  const BY_SEVERITY = () => CLASSES.map((name, i) => [name, i]).sort((a, b) => SEVERITY[b[0]] - SEVERITY[a[0]]);
+  function drawCell(ctx, cell, x, top, width, height) {
+    const present = BY_SEVERITY().filter(([, i]) => cell[1 + i] > 0);
+    const total = present.reduce((sum, [, i]) => sum + cell[1 + i], 0);
+    let bottom = top + height;
+    present.forEach(([name, i], k) => {
+      const last = k === present.length - 1;
+      const share = Math.max(3, Math.round((height * cell[1 + i]) / total));
+      const h = last ? bottom - top : Math.min(share, bottom - top);
+      if (h <= 0) return;
+      ctx.fillStyle = CLASS_COLOR[name];
+      ctx.fillRect(x, bottom - h, width, h);
+      bottom -= h;
+    });
+  }
   function legend() {
     return el("div", { class: "legend" }, CLASSES.map((name) =>
       el("span", {}, el("i", { style: "background:" + CLASS_COLOR[name] }), name)));
@@ -175,7 +193,7 @@
       canvas.width = Math.round(width * ratio);
       canvas.height = Math.round(height * ratio);
       canvas.style.height = height + "px";
-      const ctx = canvas.getContext("2d");
+      const ctx = canvas.getContext("2d", { willReadFrequently: true });
       ctx.setTransform(ratio, 0, 0, ratio, 0, 0);
       ctx.clearRect(0, 0, width, height);
       ctx.font = "11px system-ui, sans-serif";
@@ -188,8 +206,7 @@
         ctx.fillStyle = "#1d2330";
         ctx.fillText(clip(ctx, labels[r], LABEL - 8), 4, y + ROW / 2);
         for (const cell of row.cells) {
-          ctx.fillStyle = CLASS_COLOR[worstClass(cell)];
-          ctx.fillRect(LABEL + cell[0] * binWidth, y + 2, Math.max(binWidth - 0.5, 1.5), ROW - 4);
+          drawCell(ctx, cell, LABEL + cell[0] * binWidth, y + 2, Math.max(binWidth - 0.5, 1.5), ROW - 4);
         }
       });
       const top = tl.rows.length * ROW;
@@ -425,21 +442,27 @@
   }
 
   // ---- ranks -------------------------------------------------------------------------
+  // File indices in rank order (files without a rank after, in input order).
+  function byRank(files) {
+    return files.map((_, i) => i).sort((a, b) =>
+      (files[a].rank ?? Infinity) - (files[b].rank ?? Infinity) || a - b);
+  }
   function rankChart(files, select) {
+    const order = byRank(files);
     const W = 900, H = 150, BASE = 120, step = W / files.length, bar = Math.max(2, step * 0.8);
     const chart = svg("svg", { viewBox: `0 0 ${W} ${H}`, width: "100%", role: "img", class: "rank-chart" });
     chart.append(svg("line", { x1: 0, y1: BASE, x2: W, y2: BASE, stroke: "#d9dde5" }));
     const every = Math.ceil(files.length / 32);
-    files.forEach((file, i) => {
-      const n = file.replay_coverage;
+    order.forEach((index, i) => {
+      const file = files[index], n = file.replay_coverage;
       const value = n.replays > 0 ? n.coverage : 1;
       const h = Math.max(2, value * (BASE - 10));
       const rect = svg("rect", {
         x: i * step + (step - bar) / 2, y: BASE - h, width: bar, height: h, fill: CLASS_COLOR[verdictClass(n.verdict) === "good" ? "complete" : verdictClass(n.verdict) === "bad" ? "empty" : "short"],
-        style: "cursor:pointer", onclick: () => { select.value = String(i); select.dispatchEvent(new Event("change")); },
+        style: "cursor:pointer", onclick: () => { select.value = String(index); select.dispatchEvent(new Event("change")); },
       }, svg("title", {}, `${fileTitle(file)}: ${verdictWord(n.verdict)}, ${n.recorded_replays} of ${n.replays} replays recorded (${percent(n.coverage)})`));
       chart.append(rect);
-      if (i % every === 0) chart.append(svg("text", { x: i * step + step / 2, y: BASE + 14, "text-anchor": "middle", class: "muted" }, file.rank ?? i));
+      if (i % every === 0) chart.append(svg("text", { x: i * step + step / 2, y: BASE + 14, "text-anchor": "middle", class: "muted" }, file.rank ?? index));
     });
     chart.append(svg("text", { x: 0, y: H - 4, class: "muted" }, "bar height: share of the rank's graph replays recorded; colour: its verdict; click a bar for that rank"));
     return chart;
@@ -462,13 +485,13 @@
     }
     const holder = el("div");
     if (multi) {
-      const select = el("select", { "aria-label": "rank" }, doc.files.map((f, i) =>
-        el("option", { value: String(i) }, `${fileTitle(f)} — ${verdictWord(f.replay_coverage.verdict)}`)));
+      const select = el("select", { "aria-label": "rank" }, byRank(doc.files).map((i) =>
+        el("option", { value: String(i) }, `${fileTitle(doc.files[i])} — ${verdictWord(doc.files[i].replay_coverage.verdict)}`)));
       select.addEventListener("change", () => holder.replaceChildren(fileView(section, Number(select.value), true)));
       parts.push(el("h2", {}, "Coverage rank by rank"), rankChart(doc.files, select), el("div", { class: "row" }, el("label", {}, "Show rank: "), select));
       if (doc.combined && doc.combined.breakdown) parts.push(breakdownView(doc.combined.breakdown, "All ranks: GPU time by stage and kernel category"));
     }
-    if (doc.files.length) holder.append(fileView(section, 0, multi));
+    if (doc.files.length) holder.append(fileView(section, byRank(doc.files)[0], multi));
     parts.push(holder);
     return el("section", { class: "report", data: { section: section.label } }, parts);
   }

@@ -257,3 +257,80 @@ fn the_demo_page_shows_both_traces() {
     assert!(second.painted()["empty"] > 0);
     assert!(second.timeline_pixels_of(EMPTY_RED) > 0);
 }
+
+/// `scripts/many-replays.py OUT --replays N`: N replays of 8 graphs, every 97th empty.
+fn many_replays(dir: &Path, replays: u32) -> PathBuf {
+    let out = dir.join(format!("replays_{replays}.json.gz"));
+    let status = std::process::Command::new("python3")
+        .arg(crate::common::repo().join("scripts/many-replays.py"))
+        .arg(&out)
+        .args(["--replays", &replays.to_string()])
+        .status()
+        .expect("python3 runs");
+    assert!(status.success(), "many-replays.py failed");
+    out
+}
+
+/// Twice the replays, the same page: the timeline is bins, the finding table is capped, so
+/// the DOM has as many elements at 40k replays as at 20k, and the page stays the same size.
+#[test]
+fn the_page_does_not_grow_with_replays() {
+    let dir = tempdir();
+    let pages: Vec<(u64, usize)> = [20_000, 40_000]
+        .into_iter()
+        .map(|replays| {
+            let input = many_replays(dir.path(), replays);
+            let sub = dir.path().join(replays.to_string());
+            std::fs::create_dir_all(&sub).expect("a folder");
+            let analysed = analyse(&input, &sub);
+            assert_eq!(
+                analysed.json["files"][0]["replay_coverage"]["replays"],
+                u64::from(replays)
+            );
+            let page = render(&analysed.page);
+            page.assert_clean();
+            assert!(page.painted()["empty"] > 0);
+            let size = std::fs::metadata(&analysed.page).expect("the page").len();
+            (size, page.count("*"))
+        })
+        .collect();
+    assert_eq!(pages[0].1, pages[1].1, "DOM elements at 20k and 40k replays");
+    let (small, large) = (pages[0].0 as f64, pages[1].0 as f64);
+    assert!(large / small < 1.1, "page sizes {pages:?}");
+}
+
+/// 64 rank files (the piecewise trace with its rank and clock changed per file): one page
+/// under the budget, one bar and one choice per rank in rank order, a DOM of a few thousand
+/// elements.
+#[test]
+fn sixty_four_ranks_stay_one_small_page() {
+    use stepscope_synth::removal::{read_json, to_json_bytes};
+    let dir = tempdir();
+    let folder = dir.path().join("ranks");
+    std::fs::create_dir_all(&folder).expect("a folder");
+    let doc = read_json(&trace(VLLM_PIECEWISE)).expect("the piecewise trace reads");
+    for rank in 0..64u32 {
+        let mut copy = doc.clone();
+        copy["distributedInfo"]["rank"] = Value::from(rank);
+        copy["distributedInfo"]["world_size"] = Value::from(64);
+        for event in copy["traceEvents"].as_array_mut().expect("traceEvents") {
+            if let Some(ts) = event.get("ts").and_then(Value::as_f64) {
+                event["ts"] = Value::from(ts + f64::from(rank));
+            }
+        }
+        let path = folder.join(format!("rank{rank}.json"));
+        std::fs::write(path, to_json_bytes(&copy)).expect("write a rank");
+    }
+    let analysed = analyse(&folder, dir.path());
+    assert_eq!(analysed.json["files"].as_array().expect("files").len(), 64);
+    let size = std::fs::metadata(&analysed.page).expect("the page").len();
+    assert!(size < PAGE_BUDGET, "page of {size} bytes");
+    let page = render(&analysed.page);
+    page.assert_clean();
+    assert_eq!(page.count("svg.rank-chart rect"), 64);
+    let labels = page.texts("svg.rank-chart text");
+    assert_eq!(labels.first().map(String::as_str), Some("0"));
+    assert_eq!(labels.get(1).map(String::as_str), Some("2"), "{labels:?}");
+    assert_eq!(page.count("select option"), 64);
+    assert!(page.count("*") < 4000, "{} elements", page.count("*"));
+}
