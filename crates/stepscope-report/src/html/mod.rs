@@ -68,6 +68,7 @@ struct PageData<'a, T: Serialize> {
     intro: &'a str,
     tool: String,
     classes: [&'static str; 6],
+    stages: [&'static str; 5],
     sections: Vec<SectionData<'a>>,
     comparison: Option<ComparisonData<'a, T>>,
 }
@@ -159,6 +160,7 @@ pub fn render<T: Serialize>(page: &Page<'_, T>) -> String {
         intro: &page.intro,
         tool: format!("stepscope {}", env!("CARGO_PKG_VERSION")),
         classes: crate::schema::TIMELINE_CLASSES,
+        stages: crate::schema::TIMELINE_STAGES,
         sections: page
             .sections
             .iter()

@@ -8,6 +8,8 @@
     complete: "#2e9d57", unverified: "#9aa3b2", short: "#e8912d",
     empty: "#d63c3c", damaged: "#8a4fc7", mistimed: "#2f7fd1",
   };
+  // Step stages (none of them a class colour: the canvas readback counts those).
+  const STAGE_COLOR = { prefill: "#c9a227", decode: "#6f93bd", mixed: "#a08c5b", other: "#bcbcbc", step: "#8d8d8d" };
   // How bad a class is (a bin is drawn in its worst class's colour).
   const SEVERITY = { complete: 0, unverified: 1, mistimed: 2, damaged: 3, short: 4, empty: 5 };
   const PALETTE = ["#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948",
@@ -159,9 +161,23 @@
       bottom -= h;
     });
   }
-  function legend() {
-    return el("div", { class: "legend" }, CLASSES.map((name) =>
-      el("span", {}, el("i", { style: "background:" + CLASS_COLOR[name] }), name)));
+  function legend(steps) {
+    const swatch = (color, name) => el("span", {}, el("i", { style: "background:" + color }), name);
+    return el("div", { class: "legend" }, CLASSES.map((name) => swatch(CLASS_COLOR[name], name)),
+      steps ? el("span", {}, " · steps:") : null,
+      steps ? DATA.stages.filter((n) => n !== "step").map((name) => swatch(STAGE_COLOR[name], name)) : null);
+  }
+  // A bin of the steps line: its stages side by side in the height, by how many steps.
+  function drawSteps(ctx, cell, x, top, width, height) {
+    const total = DATA.stages.reduce((sum, _, i) => sum + cell[1 + i], 0);
+    let y = top;
+    DATA.stages.forEach((name, i) => {
+      if (!cell[1 + i]) return;
+      const h = (height * cell[1 + i]) / total;
+      ctx.fillStyle = STAGE_COLOR[name];
+      ctx.fillRect(x, y, width, h);
+      y += h;
+    });
   }
   function niceStep(span, ticks) {
     const raw = span / ticks, mag = Math.pow(10, Math.floor(Math.log10(raw || 1)));
@@ -171,14 +187,15 @@
     const tl = data.timeline;
     if (!tl.rows.length) return note("No graph replays: nothing to draw.");
     const graphs = file.replay_coverage.graphs;
-    const labels = tl.rows.map((row) => {
-      if (row.graph === null) return "unknown graph";
+    // The lines drawn: the steps first (where the trace has any), then one per graph.
+    const lines = tl.rows.map((row) => {
       const g = graphs.find((x) => x.graph === row.graph);
       const kernel = g && g.first_kernel ? " · " + g.first_kernel : "";
-      return "graph " + row.graph + kernel;
+      return { kind: "graph", cells: row.cells, label: row.graph === null ? "unknown graph" : "graph " + row.graph + kernel };
     });
+    if (tl.steps.length) lines.unshift({ kind: "steps", cells: tl.steps, label: "steps (host spans)" });
     const LABEL = 230, ROW = 18, AXIS = 24;
-    const canvas = el("canvas", { class: "timeline", data: { rows: tl.rows.length, bins: tl.bins } });
+    const canvas = el("canvas", { class: "timeline", data: { rows: lines.length, bins: tl.bins } });
     const evidence = el("div", { class: "evidence", data: { evidence: "" } },
       "Hover a mark for its replays; click it for the evidence of its worst replay.");
     const spanMs = (tl.end_us - tl.start_us) / 1e3;
@@ -188,7 +205,7 @@
     };
     const draw = () => {
       const { width, plot } = geometry();
-      const height = tl.rows.length * ROW + AXIS;
+      const height = lines.length * ROW + AXIS;
       const ratio = window.devicePixelRatio || 1;
       canvas.width = Math.round(width * ratio);
       canvas.height = Math.round(height * ratio);
@@ -199,24 +216,29 @@
       ctx.font = "11px system-ui, sans-serif";
       ctx.textBaseline = "middle";
       const binWidth = plot / tl.bins;
-      tl.rows.forEach((row, r) => {
+      lines.forEach((line, r) => {
         const y = r * ROW;
         ctx.fillStyle = r % 2 ? "#fafbfc" : "#f1f3f6";
         ctx.fillRect(LABEL, y, plot, ROW);
         ctx.fillStyle = "#1d2330";
-        ctx.fillText(clip(ctx, labels[r], LABEL - 8), 4, y + ROW / 2);
-        for (const cell of row.cells) {
-          drawCell(ctx, cell, LABEL + cell[0] * binWidth, y + 2, Math.max(binWidth - 0.5, 1.5), ROW - 4);
+        ctx.fillText(clip(ctx, line.label, LABEL - 8), 4, y + ROW / 2);
+        const draw = line.kind === "steps" ? drawSteps : drawCell;
+        for (const cell of line.cells) {
+          // Whole pixels, at least 2 wide: a mark is crisp, never only antialiased edges.
+          const x0 = Math.floor(LABEL + cell[0] * binWidth);
+          const x1 = Math.max(x0 + 2, Math.floor(LABEL + (cell[0] + 1) * binWidth) - (binWidth > 3 ? 1 : 0));
+          draw(ctx, cell, x0, y + 2, x1 - x0, ROW - 4);
         }
       });
-      const top = tl.rows.length * ROW;
+      const top = lines.length * ROW;
       ctx.fillStyle = "#5b6475";
       ctx.textBaseline = "top";
       const step = niceStep(spanMs, 8);
       for (let t = 0; t <= spanMs + 1e-9 && step > 0; t += step) {
         const x = LABEL + (spanMs > 0 ? (t / spanMs) * plot : 0);
         ctx.fillRect(x, top, 1, 4);
-        ctx.fillText((step < 1 ? t.toFixed(2) : t.toFixed(0)) + " ms", x + 2, top + 6);
+        const tick = (step < 1 ? t.toFixed(2) : t.toFixed(0)) + " ms";
+        if (x + 2 + ctx.measureText(tick).width <= width) ctx.fillText(tick, x + 2, top + 6);
       }
       canvas.dataset.painted = painted(ctx, LABEL * ratio, Math.min(top, 2000) * ratio, plot * ratio);
       const box = canvas.getBoundingClientRect();
@@ -227,17 +249,21 @@
       const rect = canvas.getBoundingClientRect();
       const x = event.clientX - rect.left - LABEL, y = event.clientY - rect.top;
       const r = Math.floor(y / ROW);
-      if (x < 0 || r < 0 || r >= tl.rows.length) return null;
+      if (x < 0 || r < 0 || r >= lines.length) return null;
       const bin = Math.min(tl.bins - 1, Math.floor((x / plot) * tl.bins));
-      const cell = tl.rows[r].cells.find((c) => c[0] === bin);
-      return cell ? { r, cell } : null;
+      const cell = lines[r].cells.find((c) => c[0] === bin);
+      return cell ? { line: lines[r], cell } : null;
     };
-    const describe = ({ r, cell }) => {
+    const describe = ({ line, cell }) => {
       const binMs = spanMs / tl.bins;
+      const when = line.label + "\n" + (cell[0] * binMs).toFixed(2) + "–" + ((cell[0] + 1) * binMs).toFixed(2) + " ms: ";
+      if (line.kind === "steps") {
+        return when + DATA.stages.map((name, i) => [name, cell[1 + i]]).filter(([, n]) => n > 0)
+          .map(([name, n]) => n + " " + name).join(", ") + " step(s) overlap";
+      }
       const counts = CLASSES.map((name, i) => [name, cell[1 + i]]).filter(([, n]) => n > 0);
       const total = counts.reduce((s, [, n]) => s + n, 0);
-      return labels[r] + "\n" + (cell[0] * binMs).toFixed(2) + "–" + ((cell[0] + 1) * binMs).toFixed(2) +
-        " ms: " + total + (total === 1 ? " replay" : " replays") + " — " +
+      return when + total + (total === 1 ? " replay" : " replays") + " — " +
         counts.map(([name, n]) => n + " " + name).join(", ") +
         "\ne.g. replay #" + cell[7] + " (" + worstClass(cell) + "); click for its evidence";
     };
@@ -253,11 +279,11 @@
     canvas.addEventListener("mouseleave", () => { tip.hidden = true; });
     canvas.addEventListener("click", (event) => {
       const found = hit(event);
-      if (found) evidence.textContent = replayEvidence(file, data, found.cell);
+      if (found && found.line.kind === "graph") evidence.textContent = replayEvidence(file, data, found.cell);
     });
     requestAnimationFrame(draw);
     window.addEventListener("resize", draw);
-    return el("div", {}, legend(), el("div", { class: "timeline-wrap" }, canvas), evidence);
+    return el("div", {}, legend(tl.steps.length > 0), el("div", { class: "timeline-wrap" }, canvas), evidence);
   }
   // What the canvas holds, read back from its pixels: `class:pixels` for each class colour
   // (the first 2000 px of rows), so a test can see that the marks were drawn.

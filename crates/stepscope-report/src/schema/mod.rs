@@ -14,7 +14,7 @@ pub use coverage::{
     HOW_TO_SETTLE, MAX_FINDINGS, MultiKernel, PatternDetailWire, PatternWire, UnverifiedWire,
     count,
 };
-pub use timeline::{TIMELINE_BINS, TIMELINE_CLASSES, Timeline, TimelineRow};
+pub use timeline::{TIMELINE_BINS, TIMELINE_CLASSES, TIMELINE_STAGES, Timeline, TimelineRow};
 
 use serde::Serialize;
 use stepscope_analysis::TraceAnalysis;

@@ -5,11 +5,15 @@
 use serde::Serialize;
 use stepscope_analysis::TraceAnalysis;
 use stepscope_analysis::passes::replay_coverage::{Replay, ReplayStatus};
+use stepscope_analysis::passes::steps::{Stage, Step};
 use stepscope_model::Trace;
 
 /// Bins per graph row: a multiple of every coarser count a report may merge them into
 /// (see [`Timeline::coarsened`]).
 pub const TIMELINE_BINS: u32 = 480;
+
+/// The stages a step cell counts, in order (as [`Stage::ALL`]).
+pub const TIMELINE_STAGES: [&str; 5] = ["prefill", "decode", "mixed", "other", "step"];
 
 /// The classes a bin counts, in the order of a cell's counts.
 pub const TIMELINE_CLASSES: [&str; 6] = [
@@ -32,6 +36,9 @@ pub struct Timeline {
     pub bins: u32,
     /// One row per graph, in graph order; a last row for replays of unknown graph.
     pub rows: Vec<TimelineRow>,
+    /// The steps over the same axis: non-empty bins as `[bin, prefill, decode, mixed,
+    /// other, step]`, each count the steps whose host span overlaps the bin.
+    pub steps: Vec<[u32; 6]>,
 }
 
 /// One graph's replays.
@@ -74,15 +81,21 @@ impl Timeline {
     pub fn new(trace: &Trace, analysis: &TraceAnalysis) -> Self {
         let replays = &analysis.coverage.replays;
         let launch_us = |r: &Replay| trace.runtime.start[r.launch as usize].as_micros_f64();
-        let (start_us, end_us) = replays
-            .iter()
-            .map(launch_us)
-            .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), t| {
-                (lo.min(t), hi.max(t))
-            });
         if replays.is_empty() {
             return Timeline::default();
         }
+        let steps = &analysis.steps.steps;
+        let (start_us, end_us) = replays
+            .iter()
+            .map(|r| (launch_us(r), launch_us(r)))
+            .chain(
+                steps
+                    .iter()
+                    .map(|s| (s.start.as_micros_f64(), s.end.as_micros_f64())),
+            )
+            .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), (a, b)| {
+                (lo.min(a), hi.max(b))
+            });
         let span = (end_us - start_us).max(f64::MIN_POSITIVE);
         let bin_of = |t: f64| {
             (((t - start_us) / span * f64::from(TIMELINE_BINS)) as u32).min(TIMELINE_BINS - 1)
@@ -104,6 +117,7 @@ impl Timeline {
             start_us,
             end_us,
             bins: TIMELINE_BINS,
+            steps: step_cells(steps, &bin_of),
             rows: rows
                 .into_iter()
                 .zip(counts)
@@ -149,9 +163,22 @@ impl Timeline {
                 }
             })
             .collect();
+        let mut steps: Vec<[u32; 6]> = Vec::new();
+        for cell in &self.steps {
+            let bin = cell[0] / factor;
+            match steps.last_mut() {
+                Some(last) if last[0] == bin => {
+                    for stage in 1..6 {
+                        last[stage] = last[stage].max(cell[stage]);
+                    }
+                }
+                _ => steps.push([bin, cell[1], cell[2], cell[3], cell[4], cell[5]]),
+            }
+        }
         Timeline {
             bins: target,
             rows,
+            steps,
             ..*self
         }
     }
@@ -160,6 +187,29 @@ impl Timeline {
     pub fn cells(&self) -> usize {
         self.rows.iter().map(|r| r.cells.len()).sum()
     }
+}
+
+/// Per bin, the steps of each stage whose span overlaps it.
+fn step_cells(steps: &[Step], bin_of: &impl Fn(f64) -> u32) -> Vec<[u32; 6]> {
+    let mut bins = vec![[0u32; 5]; TIMELINE_BINS as usize];
+    for step in steps {
+        let stage = Stage::ALL
+            .iter()
+            .position(|s| *s == step.label.stage)
+            .unwrap_or(4);
+        let (first, last) = (
+            bin_of(step.start.as_micros_f64()),
+            bin_of(step.end.as_micros_f64()),
+        );
+        for bin in first..=last {
+            bins[bin as usize][stage] += 1;
+        }
+    }
+    bins.iter()
+        .enumerate()
+        .filter(|(_, counts)| counts.iter().any(|n| *n > 0))
+        .map(|(bin, c)| [bin as u32, c[0], c[1], c[2], c[3], c[4]])
+        .collect()
 }
 
 /// The row of a replay: its graph's row, or the unknown-graph row (the last).

@@ -294,7 +294,10 @@ fn the_page_does_not_grow_with_replays() {
             (size, page.count("*"))
         })
         .collect();
-    assert_eq!(pages[0].1, pages[1].1, "DOM elements at 20k and 40k replays");
+    assert_eq!(
+        pages[0].1, pages[1].1,
+        "DOM elements at 20k and 40k replays"
+    );
     let (small, large) = (pages[0].0 as f64, pages[1].0 as f64);
     assert!(large / small < 1.1, "page sizes {pages:?}");
 }
