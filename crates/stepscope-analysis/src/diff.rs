@@ -199,7 +199,11 @@ fn diff_stage(base: &StageSummary, new: &StageSummary, forced: Vec<Side>) -> Sta
 fn diff_rows(base: &[TimeRow], new: &[TimeRow]) -> Vec<RowDiff> {
     let mut rows: Vec<RowDiff> = Vec::with_capacity(base.len().max(new.len()));
     let mut index: FxHashMap<(&str, &str), usize> = FxHashMap::default();
-    for (row, is_base) in base.iter().map(|r| (r, true)).chain(new.iter().map(|r| (r, false))) {
+    for (row, is_base) in base
+        .iter()
+        .map(|r| (r, true))
+        .chain(new.iter().map(|r| (r, false)))
+    {
         let slot = *index
             .entry((row.name.as_str(), row.category.as_str()))
             .or_insert_with(|| {
@@ -347,11 +351,22 @@ mod tests {
         assert!(diff.refused.is_empty());
         let decode = &diff.stages[1];
         assert_eq!(decode.stage, StageKey::Stage(Stage::Decode));
-        assert_eq!(decode.new.time - decode.base.time, Duration::from_nanos(-30_000));
+        assert_eq!(
+            decode.new.time - decode.base.time,
+            Duration::from_nanos(-30_000)
+        );
         let names: Vec<&str> = decode.kernels.iter().map(|k| k.name.as_str()).collect();
-        assert_eq!(names, ["moe", "gemm_a", "moe_fused"], "|-30|, |-10| = |+10| by name");
+        assert_eq!(
+            names,
+            ["moe", "gemm_a", "moe_fused"],
+            "|-30|, |-10| = |+10| by name"
+        );
         assert!(decode.kernels[0].vanished() && decode.kernels[2].appeared());
-        let moe = decode.categories.iter().find(|c| c.name == "moe").expect("moe");
+        let moe = decode
+            .categories
+            .iter()
+            .find(|c| c.name == "moe")
+            .expect("moe");
         assert_eq!(moe.delta(), Duration::from_nanos(-20_000));
         assert_eq!(
             relative(decode.base.time, decode.new.time),

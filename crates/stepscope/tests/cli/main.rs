@@ -7,6 +7,7 @@ mod bench;
 mod common;
 mod csv_capture;
 mod demo;
+mod diff;
 mod env;
 mod exit_codes;
 mod flags;
