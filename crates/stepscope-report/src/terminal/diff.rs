@@ -258,7 +258,7 @@ fn signed_micros(us: f64) -> String {
 /// `+7.6%`, `-100%` (vanished), `new` (nothing before), `-` (nothing on either side).
 fn relative_text(relative: Option<f64>, new_us: f64) -> String {
     match relative {
-        Some(r) if r == 0.0 => "0%".to_owned(),
+        Some(0.0) => "0%".to_owned(),
         Some(r) if r > 0.0 => format!("+{}", percent(r)),
         Some(r) => format!("-{}", percent(-r)),
         None if new_us > 0.0 => "new".to_owned(),

@@ -174,10 +174,19 @@ fn stages_with_unrecorded_replays(input: &Path) -> BTreeSet<String> {
         .collect()
 }
 
-#[test]
-fn a_side_that_lost_replays_refuses_their_stage_unless_forced() {
+/// The real piecewise trace (BASE) and it with two replays' kernels removed (NEW).
+struct LostReplays {
+    _dir: tempfile::TempDir,
+    complete: std::path::PathBuf,
+    incomplete: std::path::PathBuf,
+    /// The stages `analyze` counts the removed replays in.
+    lost: BTreeSet<String>,
+    /// `analyze`'s coverage numbers of NEW, as the refusal must quote them.
+    counts: String,
+}
+
+fn lost_replays() -> LostReplays {
     let dir = tempdir();
-    let complete = trace(VLLM_PIECEWISE);
     let incomplete = incomplete_piecewise(dir.path(), "incomplete.json");
     let lost = stages_with_unrecorded_replays(&incomplete);
     assert!(
@@ -192,29 +201,41 @@ fn a_side_that_lost_replays_refuses_their_stage_unless_forced() {
         u64_at(&coverage, "/replays"),
         u64_at(&coverage, "/empty_replays"),
     );
+    LostReplays {
+        _dir: dir,
+        complete: trace(VLLM_PIECEWISE),
+        incomplete,
+        lost,
+        counts,
+    }
+}
 
-    let run = diff(&complete, &incomplete, &["--json"]);
+#[test]
+fn a_side_that_lost_replays_refuses_their_stage_naming_the_side() {
+    let case = lost_replays();
+    let run = diff(&case.complete, &case.incomplete, &["--json"]);
     run.expect_code(3);
     let doc = run.json();
-    let refused: BTreeSet<String> = doc["refused"]
-        .as_array()
-        .expect("refused")
+    let refused = doc["refused"].as_array().expect("refused");
+    let stages: BTreeSet<String> = refused
         .iter()
         .map(|r| str_at(r, "/stage").to_owned())
         .collect();
-    assert_eq!(refused, lost, "the stage of the lost replays is refused");
-    for entry in doc["refused"].as_array().expect("refused") {
-        let side = &entry["sides"][0];
+    assert_eq!(
+        stages, case.lost,
+        "the stage of the lost replays is refused"
+    );
+    for entry in refused {
         assert_eq!(entry["sides"].as_array().map(Vec::len), Some(1));
+        let side = &entry["sides"][0];
         assert_eq!(
             (side["side"].as_str(), side["verdict"].as_str()),
             (Some("new"), Some("incomplete"))
         );
-        assert_eq!(side["empty_replays"], coverage["empty_replays"]);
         let reason = str_at(entry, "/reason");
         assert!(reason.starts_with("NEW (INCOMPLETE): "), "{reason}");
         assert!(
-            reason.contains(&counts) && reason.contains("speedup"),
+            reason.contains(&case.counts) && reason.contains("speedup"),
             "{reason}"
         );
         assert!(str_at(entry, "/fix").contains("--force"));
@@ -225,70 +246,119 @@ fn a_side_that_lost_replays_refuses_their_stage_unless_forced() {
         .iter()
         .map(|s| str_at(s, "/stage"))
         .collect();
-    let both: BTreeSet<String> = analysed_stages(&complete)
+    let both: BTreeSet<String> = analysed_stages(&case.complete)
         .into_keys()
-        .chain(analysed_stages(&incomplete).into_keys())
+        .chain(analysed_stages(&case.incomplete).into_keys())
         .collect();
     let expected: BTreeSet<&str> = both
         .iter()
-        .filter(|s| !lost.contains(*s))
+        .filter(|s| !case.lost.contains(*s))
         .map(String::as_str)
         .collect();
     assert_eq!(compared, expected, "every other stage is compared");
     assert_eq!(doc["forced"], false);
 
-    let run = diff(&complete, &incomplete, &[]);
-    run.expect_code(3);
-    for stage in &lost {
-        let upper = stage.to_uppercase();
-        assert!(
-            run.stdout
-                .contains(&format!("REFUSED: {upper} not compared")),
-            "{}",
-            run.stdout
-        );
-        assert!(
-            !run.stdout.contains(&format!("{upper} — ")),
-            "no numbers for {stage}"
-        );
-        assert!(
-            !run.stdout.contains(&format!("│ {stage} ")),
-            "no row for {stage}"
-        );
-    }
-    assert!(run.stdout.contains(&counts), "{}", run.stdout);
-    assert!(run.stdout.contains("fix: "));
-
-    let run = diff(&complete, &incomplete, &["--json", "--force"]);
-    run.expect_code(0);
-    let doc = run.json();
-    assert_eq!(doc["refused"], json!([]));
-    assert_eq!(doc["forced"], true);
-    for stage in doc["stages"].as_array().expect("stages") {
-        let is_lost = lost.contains(str_at(stage, "/stage"));
-        assert_eq!(stage["forced"], is_lost, "{}", stage["stage"]);
-        if is_lost {
-            assert!(str_at(stage, "/forced_reason").starts_with("NEW (INCOMPLETE)"));
-            assert!(
-                f64_at(stage, "/delta_us") < 0.0,
-                "the lost kernels read as a speedup"
-            );
-        }
-    }
-    let run = diff(&complete, &incomplete, &["--force"]);
-    run.expect_code(0);
-    assert!(
-        run.stdout.contains("(forced)") && run.stdout.contains("FORCED: "),
-        "{}",
-        run.stdout
-    );
-
-    let reversed = diff(&incomplete, &complete, &["--json"]);
+    let reversed = diff(&case.incomplete, &case.complete, &["--json"]);
     reversed.expect_code(3);
     let reason = str_at(&reversed.json(), "/refused/0/reason").to_owned();
     assert!(
         reason.starts_with("BASE (INCOMPLETE)") && reason.contains("slowdown"),
         "{reason}"
+    );
+}
+
+/// SGLang prefill steps (no graph replays).
+const SGLANG_PREFILL: &str =
+    "tracelens/tests/traces/inference/sglang_prefilldecode/sglang_Qwen3-8B_prefilldecode.json.gz";
+
+#[test]
+fn stages_without_lost_replays_are_still_compared() {
+    let case = lost_replays();
+    let dir = tempdir();
+    let (base, new) = (dir.path().join("base"), dir.path().join("new"));
+    copy_trace(VLLM_PIECEWISE, &base, "rank0.json.gz");
+    copy_trace(SGLANG_PREFILL, &base, "rank1.json.gz");
+    std::fs::create_dir_all(&new).expect("mkdir");
+    std::fs::copy(&case.incomplete, new.join("rank0.json")).expect("copy");
+    copy_trace(SGLANG_PREFILL, &new, "rank1.json.gz");
+    let run = diff(&base, &new, &["--json"]);
+    run.expect_code(3);
+    let doc = run.json();
+    let refused: BTreeSet<String> = doc["refused"]
+        .as_array()
+        .expect("refused")
+        .iter()
+        .map(|r| str_at(r, "/stage").to_owned())
+        .collect();
+    assert_eq!(refused, case.lost);
+    let stages = doc["stages"].as_array().expect("stages");
+    let prefill = stages
+        .iter()
+        .find(|s| s["stage"] == "prefill")
+        .expect("prefill is compared");
+    assert_stage(
+        prefill,
+        analysed_stages(&base).get("prefill"),
+        analysed_stages(&new).get("prefill"),
+    );
+    assert_eq!(
+        f64_at(prefill, "/delta_us"),
+        0.0,
+        "the same prefill steps on both sides"
+    );
+    assert!(f64_at(prefill, "/base/time_us") > 0.0);
+}
+
+#[test]
+fn the_terminal_prints_no_number_of_a_refused_stage() {
+    let case = lost_replays();
+    let run = diff(&case.complete, &case.incomplete, &[]);
+    run.expect_code(3);
+    for stage in &case.lost {
+        let upper = stage.to_uppercase();
+        let out = &run.stdout;
+        assert!(
+            out.contains(&format!("REFUSED: {upper} not compared")),
+            "{out}"
+        );
+        assert!(
+            !out.contains(&format!("{upper} — ")),
+            "no numbers for {stage}"
+        );
+        assert!(!out.contains(&format!("│ {stage} ")), "no row for {stage}");
+    }
+    assert!(run.stdout.contains(&case.counts), "{}", run.stdout);
+    assert!(run.stdout.contains("fix: "));
+}
+
+#[test]
+fn force_compares_a_refused_stage_and_marks_it() {
+    let case = lost_replays();
+    let run = diff(&case.complete, &case.incomplete, &["--json", "--force"]);
+    run.expect_code(0);
+    let doc = run.json();
+    assert_eq!(doc["refused"], json!([]));
+    assert_eq!(doc["forced"], true);
+    let stages = doc["stages"].as_array().expect("stages");
+    let forced: BTreeSet<String> = stages
+        .iter()
+        .filter(|s| s["forced"] == true)
+        .map(|s| str_at(s, "/stage").to_owned())
+        .collect();
+    assert_eq!(forced, case.lost);
+    for stage in stages.iter().filter(|s| s["forced"] == true) {
+        assert!(str_at(stage, "/forced_reason").starts_with("NEW (INCOMPLETE)"));
+        assert!(
+            f64_at(stage, "/delta_us") < 0.0,
+            "the lost kernels read as a speedup"
+        );
+    }
+    let run = diff(&case.complete, &case.incomplete, &["--force"]);
+    run.expect_code(0);
+    let out = &run.stdout;
+    assert!(
+        out.contains("(forced)") && out.contains("FORCED: "),
+        "{out}"
     );
 }
 
@@ -313,81 +383,106 @@ fn stage_category_and_kernel_deltas_equal_the_two_analyses() {
     );
     for stage in stages {
         let name = str_at(stage, "/stage");
-        let (b, n) = (base_stages.get(name), new_stages.get(name));
-        let time = |s: Option<&Value>| s.map_or(0.0, |s| f64_at(s, "/gpu_time_us"));
-        let events = |s: Option<&Value>| s.map_or(0, |s| u64_at(s, "/events"));
-        let share = |s: Option<&Value>| s.map_or(0.0, |s| f64_at(s, "/share_of_total"));
-        assert!(close(f64_at(stage, "/base/time_us"), time(b)), "{name}");
-        assert!(close(f64_at(stage, "/new/time_us"), time(n)), "{name}");
-        assert!(
-            close(f64_at(stage, "/delta_us"), time(n) - time(b)),
-            "{name}"
-        );
-        assert_eq!(
-            (u64_at(stage, "/base/events"), u64_at(stage, "/new/events")),
-            (events(b), events(n))
-        );
-        assert!(
-            (f64_at(stage, "/base/share") - share(b)).abs() < 1e-9,
-            "{name}"
-        );
-        assert!(
-            (f64_at(stage, "/new/share") - share(n)).abs() < 1e-9,
-            "{name}"
-        );
-        match stage["relative"].as_f64() {
-            Some(r) => assert!((r - (time(n) - time(b)) / time(b)).abs() < 1e-6, "{name}"),
-            None => assert_eq!(
-                time(b),
-                0.0,
-                "{name}: relative is null only for a zero base"
-            ),
-        }
-        assert_rows(stage, "categories", b, n);
-        assert_rows(stage, "kernels", b, n);
-        let (base_kernels, new_kernels) = (
-            rows(b, "kernels").into_keys().collect::<BTreeSet<_>>(),
-            rows(n, "kernels").into_keys().collect::<BTreeSet<_>>(),
-        );
-        let appeared: BTreeSet<_> = new_kernels.difference(&base_kernels).cloned().collect();
-        let vanished: BTreeSet<_> = base_kernels.difference(&new_kernels).cloned().collect();
-        assert!(
-            !appeared.is_empty() || !vanished.is_empty(),
-            "{name}: two different runs"
-        );
-        assert_eq!(row_ids(&stage["appeared"]), appeared, "{name} appeared");
-        assert_eq!(row_ids(&stage["vanished"]), vanished, "{name} vanished");
-        assert_eq!(u64_at(stage, "/kernels_left_out"), 0);
+        assert_stage(stage, base_stages.get(name), new_stages.get(name));
     }
+    let one_sided = |stage: &Value| {
+        stage["appeared"].as_array().map_or(0, Vec::len)
+            + stage["vanished"].as_array().map_or(0, Vec::len)
+    };
+    assert!(
+        stages.iter().all(|s| one_sided(s) > 0),
+        "two different runs: kernels appear and vanish in every stage"
+    );
 }
+
+/// A diff stage's numbers equal the two analyses' stages (`None`: absent on that side).
+#[track_caller]
+fn assert_stage(stage: &Value, b: Option<&Value>, n: Option<&Value>) {
+    let name = str_at(stage, "/stage");
+    let time = |s: Option<&Value>| s.map_or(0.0, |s| f64_at(s, "/gpu_time_us"));
+    let events = |s: Option<&Value>| s.map_or(0, |s| u64_at(s, "/events"));
+    let share = |s: Option<&Value>| s.map_or(0.0, |s| f64_at(s, "/share_of_total"));
+    assert!(close(f64_at(stage, "/base/time_us"), time(b)), "{name}");
+    assert!(close(f64_at(stage, "/new/time_us"), time(n)), "{name}");
+    assert!(
+        close(f64_at(stage, "/delta_us"), time(n) - time(b)),
+        "{name}"
+    );
+    assert_eq!(
+        (u64_at(stage, "/base/events"), u64_at(stage, "/new/events")),
+        (events(b), events(n))
+    );
+    assert!(
+        (f64_at(stage, "/base/share") - share(b)).abs() < 1e-9,
+        "{name}"
+    );
+    assert!(
+        (f64_at(stage, "/new/share") - share(n)).abs() < 1e-9,
+        "{name}"
+    );
+    match stage["relative"].as_f64() {
+        Some(r) => assert!((r - (time(n) - time(b)) / time(b)).abs() < 1e-6, "{name}"),
+        None => assert_eq!(
+            time(b),
+            0.0,
+            "{name}: relative is null only for a zero base"
+        ),
+    }
+    assert_rows(stage, "categories", b, n);
+    assert_rows(stage, "kernels", b, n);
+    let (base_kernels, new_kernels) = (
+        rows(b, "kernels").into_keys().collect::<BTreeSet<_>>(),
+        rows(n, "kernels").into_keys().collect::<BTreeSet<_>>(),
+    );
+    let appeared: BTreeSet<_> = new_kernels.difference(&base_kernels).cloned().collect();
+    let vanished: BTreeSet<_> = base_kernels.difference(&new_kernels).cloned().collect();
+    assert_eq!(row_ids(&stage["appeared"]), appeared, "{name} appeared");
+    assert_eq!(row_ids(&stage["vanished"]), vanished, "{name} vanished");
+    assert_eq!(u64_at(stage, "/kernels_left_out"), 0);
+}
+
+/// Two real traces (MI300 training steps) with more than 50 kernels in a stage.
+const RESNET: &str = "tracelens/tests/traces/mi300/resnet_act_checkpoint.json.gz";
+const OWLV2: &str =
+    "tracelens/tests/traces/mi300/google_owlv2-large-patch14-ensemble__1016001.json.gz";
 
 #[test]
 fn the_json_keeps_at_least_fifty_kernels_and_counts_the_rest() {
-    let (base, new) = (trace(VLLM_PIECEWISE), trace(SGLANG_DECODE));
-    let doc = diff(&base, &new, &["--json", "--top", "3"]).json();
+    let (base, new) = (trace(RESNET), trace(OWLV2));
+    let run = diff(&base, &new, &["--json", "--top", "3"]);
+    run.expect_code(0);
+    let doc = run.json();
     assert_eq!(doc["kernel_limit"], 50);
-    let new_stages = analysed_stages(&new);
+    let (base_stages, new_stages) = (analysed_stages(&base), analysed_stages(&new));
+    let mut cut = 0;
     for stage in doc["stages"].as_array().expect("stages") {
         let name = str_at(stage, "/stage");
+        let ids = |s: Option<&Value>| rows(s, "kernels").into_keys().collect::<BTreeSet<_>>();
+        let (b, n) = (ids(base_stages.get(name)), ids(new_stages.get(name)));
+        let all = b.union(&n).count();
         let listed = stage["kernels"].as_array().map_or(0, Vec::len);
-        let all = rows(new_stages.get(name), "kernels").len()
-            + rows(analysed_stages(&base).get(name), "kernels").len();
         assert_eq!(listed, all.min(50), "{name}");
-        assert_eq!(
-            u64_at(stage, "/kernels_left_out") as usize,
-            all - listed,
-            "{name}"
-        );
+        let left_out = u64_at(stage, "/kernels_left_out") as usize;
+        assert_eq!(left_out, all - listed, "{name}");
+        cut += left_out;
         let one_sided = |key: &str| {
             stage[key].as_array().map_or(0, Vec::len)
                 + u64_at(stage, &format!("/{key}_left_out")) as usize
         };
-        assert_eq!(
-            one_sided("appeared") + one_sided("vanished"),
-            all,
-            "{name}: no kernel in both"
-        );
+        assert_eq!(one_sided("appeared"), n.difference(&b).count(), "{name}");
+        assert_eq!(one_sided("vanished"), b.difference(&n).count(), "{name}");
     }
+    assert!(
+        cut > 0,
+        "some stage has more than 50 kernels, so the cut is tested"
+    );
+    let run = diff(&base, &new, &["--top", "3"]);
+    run.expect_code(0);
+    assert!(
+        run.stdout.contains("more kernels changed less"),
+        "{}",
+        run.stdout
+    );
 }
 
 #[test]
