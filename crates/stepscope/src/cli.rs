@@ -38,7 +38,8 @@ pub enum Command {
     ///
     /// A stage whose time lacks a side's unrecorded graph replays (verdict incomplete,
     /// damaged, mistimed, unavailable, or an unreadable file) is REFUSED: not compared, with
-    /// the side, its verdict and counts, because its lost kernels would read as a speedup.
+    /// the side, its verdict and counts, because its lost kernels would read as a speedup
+    /// (lost in BASE: a slowdown).
     /// That is decode, and the stage of every replay that lost kernels (e.g. vLLM's mixed
     /// steps). Other stages are always compared; `unverified` sides are compared, with a
     /// note. --force compares refused stages anyway, marked forced.
