@@ -1,6 +1,7 @@
 //! Analysis passes over the stepscope event model: launch links, steps, graph launches and
 //! their identity, replay coverage and missing time, kernel categories, stage breakdown,
 //! runtime advice. One pass per file under [`passes`]; [`analyze`] runs them in order.
+//! [`combine`] sums ranks; [`diff`] compares two runs.
 //!
 //! ```
 //! use stepscope_analysis::{analyze, AnalysisOptions, passes::kernel_categories::KernelCategories};
@@ -14,6 +15,7 @@
 #![warn(missing_docs)]
 
 pub mod combine;
+pub mod diff;
 pub mod passes;
 
 use passes::capture_graphs::{CapturedGraph, captured_graphs_with_ops};

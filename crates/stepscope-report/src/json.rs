@@ -8,3 +8,10 @@ pub fn render(document: &Document) -> String {
     text.push('\n');
     text
 }
+
+/// The diff document as pretty JSON with a trailing newline.
+pub fn render_diff(document: &crate::schema::diff::DiffDocument) -> String {
+    let mut text = serde_json::to_string_pretty(document).expect("the diff document serializes");
+    text.push('\n');
+    text
+}

@@ -1,6 +1,8 @@
 //! Command-line arguments. Doc comments are the help text.
 
-use crate::commands::{AnalyzeArgs, BenchArgs, ConfigArgs, DemoArgs, EnvArgs, ProfileArgs};
+use crate::commands::{
+    AnalyzeArgs, BenchArgs, ConfigArgs, DemoArgs, DiffArgs, EnvArgs, ProfileArgs,
+};
 use clap::{Parser, Subcommand, ValueEnum};
 
 /// Check that every CUDA/HIP graph replay was recorded, and read LLM-serving profiles fast.
@@ -26,6 +28,34 @@ pub enum Command {
     ///   stepscope analyze t.json.gz --capture capture_traces/bs_32_rank0.json.gz
     #[command(verbatim_doc_comment)]
     Analyze(AnalyzeArgs),
+    /// Compare two runs, before and after a change: replay coverage of each, then GPU time
+    /// per stage, kernel category and kernel (largest changes first), and the kernels that
+    /// appeared or vanished.
+    ///
+    /// Each side is a trace file, a folder of rank files (combined, as `analyze DIR`), or a
+    /// `stepscope profile` run directory (the rank traces of all its windows, combined; the
+    /// report names the windows). Both are analysed with exactly the code of `analyze`.
+    ///
+    /// A stage whose time lacks a side's unrecorded graph replays (verdict incomplete,
+    /// damaged, mistimed, unavailable, or an unreadable file) is REFUSED: not compared, with
+    /// the side, its verdict and counts, because its lost kernels would read as a speedup
+    /// (lost in BASE: a slowdown).
+    /// That is decode, and the stage of every replay that lost kernels (e.g. vLLM's mixed
+    /// steps). Other stages are always compared; `unverified` sides are compared, with a
+    /// note. --force compares refused stages anyway, marked forced.
+    ///
+    /// Exit codes: 0 compared; 3 a stage was refused (so a pipeline notices; --force makes
+    /// it 0); 2 bad input (a missing path, an unreadable file, a profile run with no traces).
+    ///
+    /// EXAMPLES:
+    ///   stepscope diff before.json.gz after.json.gz
+    ///   stepscope diff runs/before/ runs/after/            # folders of rank files
+    ///   stepscope diff results/20260101-run1 results/20260102-run2   # profile run directories
+    ///   stepscope diff a.json.gz b.json.gz --json > diff.json
+    ///   stepscope diff a.json.gz b.json.gz --top 25
+    ///   stepscope diff a.json.gz b.json.gz --force         # compare refused stages anyway
+    #[command(verbatim_doc_comment)]
+    Diff(DiffArgs),
     /// Run the built-in example: a realistic SGLang decode trace, once complete and once with
     /// the ROCm symptom (only the replay before each host sync keeps its kernels).
     ///

@@ -16,7 +16,7 @@ pub enum Outcome {
     Success,
     /// A bad input or usage (2).
     InputError,
-    /// `--fail-on-incomplete` and replays are missing (3).
+    /// `--fail-on-incomplete` and replays are missing, or `diff` refused a stage (3).
     VerdictFailed,
     /// Stopped by Ctrl-C after writing what was measured (130, as shells report SIGINT).
     Interrupted,

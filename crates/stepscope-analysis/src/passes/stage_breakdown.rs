@@ -376,11 +376,7 @@ pub fn add_missing_work(breakdown: &mut StageBreakdown, replays: &[Replay], step
         if !matches!(replay.status, ReplayStatus::Short | ReplayStatus::Empty) {
             continue;
         }
-        let key = match (replay.step, breakdown.method) {
-            (Some(step), _) => StageKey::Stage(steps.steps[step].label.stage),
-            (None, AssignmentMethod::ReplaysAsDecode) => StageKey::Stage(Stage::Decode),
-            (None, AssignmentMethod::StepAnnotations) => StageKey::Unassigned,
-        };
+        let key = replay_stage(replay, steps, breakdown.method);
         if !breakdown.stages.iter().any(|s| s.stage == key) {
             breakdown.stages.push(StageSummary::empty(key));
             breakdown.stages.sort_by_key(|s| s.stage);
@@ -388,6 +384,16 @@ pub fn add_missing_work(breakdown: &mut StageBreakdown, replays: &[Replay], step
         if let Some(summary) = breakdown.stages.iter_mut().find(|s| s.stage == key) {
             summary.add_missing(1, replay.missing_time);
         }
+    }
+}
+
+/// The stage a replay's kernels count in: its step's stage; without step annotations
+/// decode; a replay outside every step of an annotated trace is unassigned.
+pub fn replay_stage(replay: &Replay, steps: &Steps, method: AssignmentMethod) -> StageKey {
+    match (replay.step, method) {
+        (Some(step), _) => StageKey::Stage(steps.steps[step].label.stage),
+        (None, AssignmentMethod::ReplaysAsDecode) => StageKey::Stage(Stage::Decode),
+        (None, AssignmentMethod::StepAnnotations) => StageKey::Unassigned,
     }
 }
 

@@ -16,6 +16,13 @@
     "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac", "#86bcb6", "#d37295", "#a0cbe8", "#ffbe7d"];
   const SVG = "http://www.w3.org/2000/svg";
 
+  // Canvases to draw once their view is in the document (they need its layout width).
+  const pending = [];
+  function attach(holder, view) {
+    holder.replaceChildren(view);
+    for (const draw of pending.splice(0)) draw();
+  }
+
   // ---- small helpers ---------------------------------------------------------------
   function el(tag, attrs, ...children) {
     const node = document.createElement(tag);
@@ -281,7 +288,7 @@
       const found = hit(event);
       if (found && found.line.kind === "graph") evidence.textContent = replayEvidence(file, data, found.cell);
     });
-    requestAnimationFrame(draw);
+    pending.push(draw);
     window.addEventListener("resize", draw);
     return el("div", {}, legend(tl.steps.length > 0), el("div", { class: "timeline-wrap" }, canvas), evidence);
   }
@@ -513,7 +520,7 @@
     if (multi) {
       const select = el("select", { "aria-label": "rank" }, byRank(doc.files).map((i) =>
         el("option", { value: String(i) }, `${fileTitle(doc.files[i])} — ${verdictWord(doc.files[i].replay_coverage.verdict)}`)));
-      select.addEventListener("change", () => holder.replaceChildren(fileView(section, Number(select.value), true)));
+      select.addEventListener("change", () => attach(holder, fileView(section, Number(select.value), true)));
       parts.push(el("h2", {}, "Coverage rank by rank"), rankChart(doc.files, select), el("div", { class: "row" }, el("label", {}, "Show rank: "), select));
       if (doc.combined && doc.combined.breakdown) parts.push(breakdownView(doc.combined.breakdown, "All ranks: GPU time by stage and kernel category"));
     }
@@ -523,9 +530,62 @@
   }
 
   // ---- a comparison ------------------------------------------------------------------
+  function signed(us) { return (us > 0 ? "+" : us < 0 ? "−" : "") + micros(Math.abs(us)); }
+  function relative(r) { return r === null || r === undefined ? "new" : (r > 0 ? "+" : "") + (r * 100).toFixed(1) + "%"; }
+  function deltaCell(us) { return el("span", { class: us > 0 ? "up" : us < 0 ? "down" : null }, signed(us)); }
+  function sideCard(name, side) {
+    const n = side.replay_coverage;
+    return el("div", { class: "num", data: { side: name } },
+      el("span", {}, name.toUpperCase() + " · " + side.path), el("br"),
+      el("span", { class: "badge " + verdictClass(side.verdict) }, verdictWord(side.verdict)),
+      el("span", {}, ` ${n.recorded_replays} of ${n.replays} graph replays recorded (${percent(n.coverage)})`));
+  }
+  function rowDeltas(rows, name, mono, id) {
+    const flat = rows.map((r) => ({ name: r.name, category: r.category, base: r.base.time_us, new: r.new.time_us,
+      delta: r.delta_us, relative: r.relative, base_share: r.base.share, new_share: r.new.share }));
+    const columns = [{ key: "name", label: name, mono }];
+    if (name !== "category") columns.push({ key: "category", label: "category" });
+    return table([
+      ...columns,
+      { key: "base", label: "base", num: true, fmt: micros }, { key: "new", label: "new", num: true, fmt: micros },
+      { key: "delta", label: "delta", num: true, fmt: (v) => deltaCell(v) },
+      { key: "relative", label: "relative", num: true, fmt: relative },
+      { key: "base_share", label: "base share", num: true, fmt: percent },
+      { key: "new_share", label: "new share", num: true, fmt: percent },
+    ], flat, { name: "diff-" + id, scroll: true });
+  }
+  function stageDelta(stage) {
+    const parts = [el("h3", { data: { stage: stage.stage } }, `${stage.stage}: ${micros(stage.base.time_us)} → ${micros(stage.new.time_us)} (`, deltaCell(stage.delta_us), `, ${relative(stage.relative)})`)];
+    if (stage.forced) parts.push(el("p", { class: "refused" }, "FORCED: " + stage.forced_reason));
+    parts.push(rowDeltas(stage.categories, "category", false, "categories"), rowDeltas(stage.kernels, "kernel", true, "kernels"));
+    if (stage.kernels_left_out) parts.push(note(`${stage.kernels_left_out} more kernels changed less.`));
+    for (const [rows, what, left, id] of [[stage.appeared, "appeared (only in NEW)", stage.appeared_left_out, "appeared"], [stage.vanished, "vanished (only in BASE)", stage.vanished_left_out, "vanished"]]) {
+      if (!rows.length) continue;
+      parts.push(el("h3", {}, `Kernels that ${what}: ${rows.length + left}`), rowDeltas(rows, "kernel", true, id));
+    }
+    return el("div", { class: "stage-delta" }, parts);
+  }
   function comparisonView(comparison) {
-    return el("section", { class: "comparison", data: { section: "diff" } },
-      el("h2", {}, "Comparison"), el("pre", { class: "verdict", data: { diff: "text" } }, comparison.text));
+    const d = comparison.document;
+    const parts = [el("h2", {}, "Comparison: BASE → NEW"), el("div", { class: "nums" }, sideCard("base", d.base), sideCard("new", d.new))];
+    for (const r of d.refused) {
+      parts.push(el("div", { class: "refused", data: { refused: r.stage } },
+        el("b", {}, `${r.stage.toUpperCase()} not compared`), "\n", r.sides.map((s) => s.explanation).join("\n"), "\nfix: " + r.fix));
+    }
+    for (const n of d.notes) parts.push(note(n));
+    const stages = d.stages.map((s) => ({ stage: s.stage + (s.forced ? " (forced)" : ""), base: s.base.time_us, new: s.new.time_us,
+      delta: s.delta_us, relative: s.relative, base_share: s.base.share, new_share: s.new.share }));
+    parts.push(el("h3", {}, "GPU time per stage"), table([
+      { key: "stage", label: "stage" },
+      { key: "base", label: "base", num: true, fmt: micros }, { key: "new", label: "new", num: true, fmt: micros },
+      { key: "delta", label: "delta", num: true, fmt: (v) => deltaCell(v) },
+      { key: "relative", label: "relative", num: true, fmt: relative },
+      { key: "base_share", label: "base share", num: true, fmt: percent },
+      { key: "new_share", label: "new share", num: true, fmt: percent },
+    ], stages, { name: "diff-stages" }));
+    parts.push(...d.stages.map(stageDelta));
+    parts.push(el("details", {}, el("summary", {}, "as the terminal prints it"), el("pre", { class: "verdict", data: { diff: "text" } }, comparison.text)));
+    return el("section", { class: "comparison", data: { section: "diff" } }, parts);
   }
 
   // ---- the page ----------------------------------------------------------------------
@@ -545,14 +605,14 @@
         onclick: (event) => {
           for (const b of buttons) b.classList.toggle("on", b === event.currentTarget);
           history.replaceState(null, "", "#" + (i + 1));
-          body.replaceChildren(make());
+          attach(body, make());
         },
       }, label));
       buttons[first].classList.add("on");
       app.append(el("nav", { class: "tabs" }, buttons));
     }
-    body.append(views[first][1]());
     app.append(body);
+    attach(body, views[first][1]());
     document.body.dataset.rendered = "ok";
   }
   window.addEventListener("error", (event) => {

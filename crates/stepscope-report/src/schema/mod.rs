@@ -7,6 +7,7 @@
 //! (`\u{1b}`), so no report can be made to move a cursor or forge a line.
 
 mod coverage;
+pub mod diff;
 mod timeline;
 
 pub use coverage::{

@@ -1,8 +1,10 @@
 //! Terminal report: the verdict first, then the numbers behind it.
 
+mod diff;
 mod ranges;
 mod verdict;
 
+pub use diff::render_diff;
 pub use verdict::{completeness_text, finding_text, ranges, share_range, verdict_word};
 
 use crate::schema::{Breakdown, CategorisedBy, Combined, Document, FileReport, Row, Stage, count};
@@ -380,7 +382,8 @@ fn render_rows(
         &["kernel", "category", "time", "share", "events", "mean"],
     );
     let shown: Vec<&Row> = kernels.iter().take(options.top_kernels).collect();
-    for (row, name) in shown.iter().zip(distinct_names(&shown, 64)) {
+    let names: Vec<&str> = shown.iter().map(|r| r.name.as_str()).collect();
+    for (row, name) in shown.iter().zip(distinct_names(&names, 64)) {
         table.add_row(vec![
             name,
             row.category.clone(),
@@ -406,18 +409,19 @@ fn by_op_text(row: &Row) -> String {
 
 /// Kernel names cut to `max` characters keeping both ends; where two cut names would
 /// read the same, each gets its row number in the JSON `kernels` list (`[#3]`).
-fn distinct_names(rows: &[&Row], max: usize) -> Vec<String> {
-    let cut: Vec<String> = rows.iter().map(|r| truncate_middle(&r.name, max)).collect();
+fn distinct_names(names: &[&str], max: usize) -> Vec<String> {
+    let cut: Vec<String> = names.iter().map(|n| truncate_middle(n, max)).collect();
     cut.iter()
         .enumerate()
         .map(|(index, name)| {
-            let clash = cut.iter().enumerate().any(|(other, n)| {
-                other != index && n == name && rows[other].name != rows[index].name
-            });
+            let clash = cut
+                .iter()
+                .enumerate()
+                .any(|(other, n)| other != index && n == name && names[other] != names[index]);
             if clash {
                 format!(
                     "{} [#{}]",
-                    truncate_middle(&rows[index].name, max - 6),
+                    truncate_middle(names[index], max - 6),
                     index + 1
                 )
             } else {

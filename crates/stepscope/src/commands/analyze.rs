@@ -15,11 +15,12 @@ use std::sync::atomic::AtomicU64;
 use stepscope_analysis::combine::{
     combine_breakdowns, combine_ranges, combine_totals, combine_verdicts,
 };
+use stepscope_analysis::diff::untrusted_stages;
 use stepscope_analysis::passes::capture_graphs::{CapturedGraph, captured_graphs};
 use stepscope_analysis::passes::kernel_categories::KernelCategories;
 use stepscope_analysis::passes::ranges::{RangeBreakdown, RangePattern};
 use stepscope_analysis::passes::replay_coverage::{CoverageTotals, Verdict};
-use stepscope_analysis::passes::stage_breakdown::StageBreakdown;
+use stepscope_analysis::passes::stage_breakdown::{StageBreakdown, StageKey};
 use stepscope_analysis::{AnalysisOptions, TraceAnalysis, analyze};
 use stepscope_ingest::{KinetoJsonOptions, ReadOptions, TraceFormat, read_trace_file};
 use stepscope_model::Trace;
@@ -127,7 +128,7 @@ impl AnalyzeSettings {
     }
 }
 
-fn load_categories(path: &Path) -> anyhow::Result<KernelCategories> {
+pub(super) fn load_categories(path: &Path) -> anyhow::Result<KernelCategories> {
     let text = fs_err::read_to_string(path)?;
     KernelCategories::from_toml(&text)
         .with_context(|| format!("Failed to load the category table `{}`", path.display()))
@@ -153,6 +154,8 @@ struct FileResult {
     breakdown: StageBreakdown,
     ranges: Option<RangeBreakdown>,
     identity: honesty::TraceIdentity,
+    /// Stages whose time lacks, or may lack, unrecorded replays' kernels (`diff` refuses them).
+    untrusted: Vec<StageKey>,
 }
 
 fn read_with_progress(path: &Path, settings: &AnalyzeSettings) -> anyhow::Result<Trace> {
@@ -187,6 +190,7 @@ fn analyze_file(path: &Path, settings: &AnalyzeSettings) -> anyhow::Result<FileR
         report,
         totals: analysis.coverage.totals,
         verdict: analysis.coverage.verdict,
+        untrusted: untrusted_stages(&analysis),
         breakdown: analysis.breakdown,
         ranges: analysis.ranges,
     })
@@ -207,8 +211,75 @@ fn export_perfetto(out: &Path, trace: &Trace, analysis: &TraceAnalysis) -> anyho
     Ok(())
 }
 
+/// Every input file's results before they are rendered: what `analyze` prints, and what
+/// `diff` compares.
+pub struct Analyzed {
+    results: Vec<FileResult>,
+    failed: Vec<FailedFile>,
+    warnings: Vec<String>,
+}
+
+impl Analyzed {
+    /// The files' breakdowns combined (`None` when no file was read).
+    pub fn breakdown(&self) -> Option<StageBreakdown> {
+        combine_breakdowns(self.results.iter().map(|r| &r.breakdown))
+    }
+
+    /// The worst verdict over the files read.
+    pub fn verdict(&self) -> Verdict {
+        combine_verdicts(self.results.iter().map(|r| r.verdict))
+    }
+
+    /// Replay counts summed over the files read.
+    pub fn totals(&self) -> CoverageTotals {
+        combine_totals(self.results.iter().map(|r| &r.totals))
+    }
+
+    /// Stages whose time lacks, or may lack, some file's unrecorded replays' kernels.
+    pub fn untrusted_stages(&self) -> Vec<StageKey> {
+        let mut stages: Vec<StageKey> = self
+            .results
+            .iter()
+            .flat_map(|r| r.untrusted.iter().copied())
+            .collect();
+        stages.sort();
+        stages.dedup();
+        stages
+    }
+
+    /// The paths of the files read, as given.
+    pub fn paths(&self) -> Vec<String> {
+        self.results.iter().map(|r| r.report.path.clone()).collect()
+    }
+
+    /// Whether any file was read only up to a break.
+    pub fn partial(&self) -> bool {
+        self.results.iter().any(|r| r.report.import.partial)
+    }
+
+    /// Files that could not be read.
+    pub fn failed(&self) -> &[FailedFile] {
+        &self.failed
+    }
+
+    /// What the inputs repeat or disagree on.
+    pub fn warnings(&self) -> &[String] {
+        &self.warnings
+    }
+
+    /// The document `analyze` renders, with `top` kernels per stage.
+    pub fn into_document(self, top: usize) -> Document {
+        document(self.results, self.failed, self.warnings, top)
+    }
+}
+
 /// Reads and analyses every file (each once); failed files are listed in the document.
 pub fn analyze_paths(settings: &AnalyzeSettings) -> Document {
+    analyze_files(settings).into_document(settings.top.max(50))
+}
+
+/// Reads and analyses every file (each once), keeping what each rendering needs.
+pub fn analyze_files(settings: &AnalyzeSettings) -> Analyzed {
     let (files, mut warnings) = honesty::distinct_paths(&settings.files);
     let mut results: Vec<FileResult> = Vec::new();
     let mut failed = Vec::new();
@@ -235,7 +306,11 @@ pub fn analyze_paths(settings: &AnalyzeSettings) -> Document {
     if let Some(warning) = capture_warning(settings, &results) {
         warnings.push(warning);
     }
-    document(results, failed, warnings, settings.top.max(50))
+    Analyzed {
+        results,
+        failed,
+        warnings,
+    }
 }
 
 /// A `--capture` trace that sized no graph of any file.
@@ -470,7 +545,7 @@ impl FormatChoice {
 }
 
 /// `auto` or the name of a format stepscope reads (one list: `TraceFormat::ALL`).
-fn format_parser() -> impl clap::builder::TypedValueParser<Value = FormatChoice> {
+pub(super) fn format_parser() -> impl clap::builder::TypedValueParser<Value = FormatChoice> {
     use clap::builder::TypedValueParser;
     let names = std::iter::once("auto").chain(TraceFormat::ALL.iter().map(|f| f.name()));
     clap::builder::PossibleValuesParser::new(names)

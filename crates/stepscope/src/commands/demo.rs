@@ -4,7 +4,8 @@
 //! (only the replay before each host sync keeps its kernels) — analyses both with the same
 //! code as `analyze`, and shows what the symptom does to the numbers.
 
-use super::analyze::{AnalyzeSettings, analyze_paths};
+use super::analyze::{AnalyzeSettings, analyze_files};
+use super::diff::{Analysed, Compared, compare};
 use crate::Outcome;
 use crate::cli::ColorChoice;
 use crate::output;
@@ -14,9 +15,10 @@ use std::fmt::Write;
 use std::path::{Path, PathBuf};
 use stepscope_analysis::passes::kernel_categories::KernelCategories;
 use stepscope_ingest::ReadOptions;
-use stepscope_report::html::{Page, Section};
+use stepscope_report::html::{Comparison, Page, Section};
+use stepscope_report::schema::diff::SideSource;
 use stepscope_report::schema::{Document, Row};
-use stepscope_report::terminal::{TerminalOptions, percent, render};
+use stepscope_report::terminal::{TerminalOptions, percent, render, render_diff};
 use stepscope_synth::demo::{DemoSpec, Symptom, facts, generate};
 
 /// `stepscope demo`.
@@ -47,11 +49,15 @@ pub fn run(args: DemoArgs) -> anyhow::Result<Outcome> {
         &generate(&spec, Symptom::RocmReplayLoss),
     )?;
     let color = output::use_color(color);
-    let good = analyse(complete.clone(), color);
-    let bad = analyse(broken.clone(), color);
-    let mut out = narrate(&spec, &good, &bad, color);
+    let compared = compare(
+        analyse(complete.clone(), color)?,
+        analyse(broken.clone(), color)?,
+        false,
+        5,
+    );
+    let mut out = narrate(&spec, &compared.base, &compared.new, color);
     if let Some(path) = &html {
-        let bytes = write_page(&spec, &good, &bad, path)?;
+        let bytes = write_page(&spec, &compared, path)?;
         let _ = writeln!(
             out,
             "\nreport: {} ({} KB) — open it in a browser (it needs no network)",
@@ -74,10 +80,10 @@ pub fn run(args: DemoArgs) -> anyhow::Result<Outcome> {
     Ok(Outcome::Success)
 }
 
-/// Analyses one generated trace with the same code as `stepscope analyze`.
-fn analyse(file: PathBuf, color: bool) -> Document {
+/// Analyses one generated trace with the same code as `stepscope analyze` (and `diff`).
+fn analyse(file: PathBuf, color: bool) -> anyhow::Result<Analysed> {
     let settings = AnalyzeSettings {
-        files: vec![file],
+        files: vec![file.clone()],
         json: false,
         csv: None,
         perfetto: None,
@@ -93,7 +99,13 @@ fn analyse(file: PathBuf, color: bool) -> Document {
         color,
         progress: false,
     };
-    analyze_paths(&settings)
+    let source = SideSource {
+        path: file.display().to_string(),
+        kind: "file",
+        windows: Vec::new(),
+    };
+    Analysed::new(source, analyze_files(&settings))
+        .with_context(|| format!("the demo could not read its own trace `{}`", file.display()))
 }
 
 fn narrate(spec: &DemoSpec, good: &Document, bad: &Document, color: bool) -> String {
@@ -125,37 +137,36 @@ fn narrate(spec: &DemoSpec, good: &Document, bad: &Document, color: bool) -> Str
 }
 
 /// The demo as one HTML page: the two analyses as tabs, under the story.
-fn write_page(
-    spec: &DemoSpec,
-    good: &Document,
-    bad: &Document,
-    path: &Path,
-) -> anyhow::Result<usize> {
+fn write_page(spec: &DemoSpec, compared: &Compared, path: &Path) -> anyhow::Result<usize> {
     let truth = facts(spec);
     let intro = format!(
         "An SGLang server on ROCm (HIP 7.2) profiled twice over the same window: {} decode steps run as graph replays of {} kernels, {} prefill steps run eagerly. \
          The first tab is the trace with every replay recorded. The second is what the ROCm profiler records on several HIP runtimes: only the replay before each host sync keeps its kernels ({} of {}). \
-         A per-op tool reads both the same way and reports the second's shares as the server's profile; the verdict, the timeline (red: replays with no kernel) and the unrecorded-work range on the decode bar show why they are wrong, and the advice names the runtime switches that fix it.",
+         A per-op tool reads both the same way and reports the second's shares as the server's profile; the verdict, the timeline (red: replays with no kernel) and the unrecorded-work range on the decode bar show why they are wrong, and the advice names the runtime switches that fix it. \
+         The third tab is `stepscope diff` of the two: it compares prefill and refuses to compare decode, since the second trace lost its replays' kernels.",
         truth.decode_steps,
         truth.kernels_per_replay,
         truth.prefill_steps,
         truth.replays_kept_with_symptom,
         truth.replays
     );
-    let page: Page = Page {
+    let page = Page {
         title: "stepscope demo: graph replays and the ROCm profiler".to_owned(),
         intro,
         sections: vec![
             Section {
                 label: "1. every replay recorded".to_owned(),
-                document: good,
+                document: &compared.base,
             },
             Section {
                 label: "2. the ROCm symptom".to_owned(),
-                document: bad,
+                document: &compared.new,
             },
         ],
-        comparison: None,
+        comparison: Some(Comparison {
+            document: &compared.diff,
+            text: render_diff(&compared.diff, &TerminalOptions::default()),
+        }),
     };
     Ok(stepscope_report::html::write(&page, path)?)
 }

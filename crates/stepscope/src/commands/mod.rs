@@ -5,6 +5,7 @@ mod analyze;
 mod bench;
 mod config;
 mod demo;
+mod diff;
 mod env;
 mod inputs;
 mod profile;
@@ -14,6 +15,7 @@ pub use analyze::AnalyzeArgs;
 pub use bench::BenchArgs;
 pub use config::ConfigArgs;
 pub use demo::DemoArgs;
+pub use diff::DiffArgs;
 pub use env::EnvArgs;
 pub use profile::ProfileArgs;
 
@@ -25,6 +27,7 @@ pub fn run(cli: Cli) -> anyhow::Result<Outcome> {
     match cli.command {
         Command::Analyze(args) => analyze::run(args),
         Command::Demo(args) => demo::run(args),
+        Command::Diff(args) => diff::run(args),
         Command::Env(args) => env::run(args),
         Command::Config(args) => config::run(args),
         Command::Bench(args) => bench::run(args),

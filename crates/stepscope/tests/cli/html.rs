@@ -239,7 +239,7 @@ fn the_demo_page_shows_both_traces() {
 
     let first = render(&path);
     first.assert_clean();
-    assert_eq!(first.count("nav.tabs button"), 2);
+    assert_eq!(first.count("nav.tabs button"), 3);
     assert_eq!(first.one("[data-verdict-word]"), "COMPLETE");
     assert_eq!(
         first.one("[data-scope=top] [data-key=replays] b"),
@@ -256,6 +256,72 @@ fn the_demo_page_shows_both_traces() {
     );
     assert!(second.painted()["empty"] > 0);
     assert!(second.timeline_pixels_of(EMPTY_RED) > 0);
+
+    // The third tab is `diff` of the two: decode refused, naming the symptom's side.
+    let third = render_at(&path, "#3");
+    third.assert_clean();
+    let refused = third.one("[data-refused=decode]");
+    assert!(
+        refused.contains(&format!(
+            "NEW (INCOMPLETE): {} of {} graph replays recorded",
+            truth.replays_kept_with_symptom, truth.replays
+        )),
+        "{refused}"
+    );
+    assert!(
+        !third
+            .texts("table[data-table=diff-stages] td:first-child")
+            .iter()
+            .any(|stage| stage.starts_with("decode")),
+        "no decode row"
+    );
+}
+
+/// `diff --html`: both sides' reports as tabs and the comparison; the refused stage and its
+/// explanation as `diff --json` gives them, the compared stages as its rows.
+#[test]
+fn the_diff_page_shows_the_refusal_and_the_compared_stages() {
+    let dir = tempdir();
+    let new = incomplete_piecewise(dir.path(), "incomplete.json");
+    let page_path = dir.path().join("diff.html");
+    let base = trace(VLLM_PIECEWISE);
+    let args = |extra: &[&OsStr]| {
+        let mut all: Vec<&OsStr> = vec!["diff".as_ref(), arg(&base), arg(&new)];
+        all.extend_from_slice(extra);
+        stepscope(all)
+    };
+    let run = args(&["--html".as_ref(), page_path.as_os_str()]);
+    run.expect_code(3);
+    let json = args(&["--json".as_ref()]);
+    let doc = json.expect_code(3).json();
+    let refused = doc["refused"].as_array().expect("refused");
+    assert_eq!(refused.len(), 1, "{refused:?}");
+    let stage = refused[0]["stage"].as_str().expect("a stage");
+    let explanation = refused[0]["sides"][0]["explanation"]
+        .as_str()
+        .expect("an explanation");
+
+    let tabs = render(&page_path);
+    tabs.assert_clean();
+    assert_eq!(tabs.count("nav.tabs button"), 3);
+    assert_eq!(
+        tabs.one("[data-verdict-word]"),
+        "COMPLETE AS FAR AS THE TRACE SHOWS"
+    );
+    let page = render_at(&page_path, "#3");
+    page.assert_clean();
+    let shown = page.one(&format!("[data-refused={stage}]"));
+    assert!(shown.contains(explanation), "{shown}");
+    let stages: Vec<String> = doc["stages"]
+        .as_array()
+        .expect("stages")
+        .iter()
+        .map(|s| s["stage"].as_str().expect("a stage").to_owned())
+        .collect();
+    assert_eq!(
+        page.texts("table[data-table=diff-stages] tbody td:first-child"),
+        stages
+    );
 }
 
 /// `scripts/many-replays.py OUT --replays N`: N replays of 8 graphs, every 97th empty.

@@ -8,6 +8,7 @@ mod browser;
 mod common;
 mod csv_capture;
 mod demo;
+mod diff;
 mod env;
 mod exit_codes;
 mod flags;

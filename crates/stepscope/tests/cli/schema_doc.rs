@@ -182,3 +182,77 @@ fn the_doc_states_the_schema_version_the_binary_writes() {
         );
     }
 }
+
+/// Keys of `diff --json` documents that between them hold every part: stages with appeared
+/// and vanished kernels, a refusal, a forced stage, a folder side with a failed file.
+fn diff_documents() -> Vec<Value> {
+    let dir = tempdir();
+    let incomplete = incomplete_piecewise(dir.path(), "incomplete.json");
+    let ranks = dir.path().join("ranks");
+    crate::common::copy_trace(crate::common::VLLM_FULL, &ranks, "rank0.json.gz");
+    std::fs::write(ranks.join("rank1.json"), "{}").expect("write");
+    let piecewise = trace(crate::common::VLLM_PIECEWISE);
+    let runs = [
+        (
+            trace(crate::common::VLLM_FULL),
+            trace(SGLANG_DECODE),
+            None,
+            0,
+        ),
+        (piecewise.clone(), incomplete.clone(), None, 3),
+        (piecewise, incomplete, Some("--force"), 0),
+        (trace(SGLANG_DECODE), ranks, None, 2),
+    ];
+    runs.into_iter()
+        .map(|(base, new, flag, code)| {
+            let mut args = vec![
+                "diff".as_ref(),
+                arg(&base),
+                arg(&new),
+                "--json".as_ref(),
+                "--no-progress".as_ref(),
+            ];
+            args.extend(flag.map(std::ffi::OsStr::new));
+            let run = stepscope(args);
+            run.expect_code(code);
+            run.json()
+        })
+        .collect()
+}
+
+#[test]
+fn every_key_of_the_diff_json_is_documented_in_its_section() {
+    let text = std::fs::read_to_string(DOC).expect("docs/json-schema.md exists");
+    let section = text
+        .split_once("# `stepscope diff --json`")
+        .map(|(_, rest)| rest)
+        .expect("docs/json-schema.md has a `stepscope diff --json` section");
+    let docs = diff_documents();
+    assert_eq!(docs[1]["refused"].as_array().map(Vec::len), Some(1));
+    assert_eq!(docs[2]["forced"], true);
+    assert!(section.contains(&format!(
+        "\"schema_version\": {}",
+        docs[0]["schema_version"]
+    )));
+    let mut found = BTreeSet::new();
+    for doc in &docs {
+        keys(doc, "", &mut found);
+    }
+    // Coverage numbers are `analyze`'s, documented once above the section.
+    let missing: Vec<&String> = found
+        .iter()
+        .filter(|(key, path)| {
+            let here = if path.contains(".replay_coverage.") {
+                &text
+            } else {
+                section
+            };
+            !here.contains(&format!("`{key}`"))
+        })
+        .map(|(_, path)| path)
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "keys of `diff --json` not mentioned (as `key`) in its section of docs/json-schema.md: {missing:#?}"
+    );
+}

@@ -1,0 +1,390 @@
+//! `stepscope diff BASE NEW`: both sides read and analysed exactly as `analyze` does, then
+//! compared per stage, kernel category and kernel; a stage holding a side's unrecorded
+//! replays is refused unless `--force`.
+
+use super::analyze::{AnalyzeSettings, Analyzed, FormatChoice, analyze_files, format_parser};
+use super::inputs::expand_inputs;
+use crate::Outcome;
+use crate::cli::ColorChoice;
+use crate::output;
+use anyhow::{Context, bail};
+use clap::Args;
+use std::path::{Path, PathBuf};
+use stepscope_analysis::diff::{SideInput, diff_breakdowns};
+use stepscope_analysis::passes::kernel_categories::KernelCategories;
+use stepscope_analysis::passes::stage_breakdown::{StageBreakdown, StageKey};
+use stepscope_analysis::passes::steps::Stage;
+use stepscope_ingest::{KinetoJsonOptions, ReadOptions};
+use stepscope_report::html::{Comparison, Page, Section};
+use stepscope_report::schema::diff::{DiffDocument, DiffSide, SideFacts, SideSource};
+use stepscope_report::schema::{Document, UNREADABLE};
+use stepscope_report::terminal::TerminalOptions;
+
+/// Arguments of `diff`.
+#[derive(Debug, Args)]
+pub struct DiffArgs {
+    /// The run before the change: a trace file, a folder of rank files (as `analyze DIR`),
+    /// or a `stepscope profile` run directory (the rank traces of all its windows, combined).
+    #[arg(value_name = "BASE")]
+    pub base: PathBuf,
+    /// The run after the change, as BASE.
+    #[arg(value_name = "NEW")]
+    pub new: PathBuf,
+    /// Print the comparison as JSON (schema in docs/json-schema.md) instead of tables.
+    #[arg(long)]
+    pub json: bool,
+    /// Compare stages anyway whose time lacks a side's unrecorded replays (marked forced).
+    #[arg(long)]
+    pub force: bool,
+    /// Also write the comparison as one self-contained HTML page: both sides' full reports
+    /// as tabs, and the comparison.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
+    /// Kernel category table (TOML) replacing the built-in one, for both sides.
+    #[arg(long, value_name = "FILE")]
+    pub categories: Option<PathBuf>,
+    /// Analyse the events before a break in a truncated or corrupt file; the side is marked partial.
+    #[arg(long)]
+    pub allow_truncated: bool,
+    /// The input format of both sides, as `analyze --format` (default `auto`: sniffed per file).
+    #[arg(long, default_value = "auto", value_parser = format_parser())]
+    pub format: FormatChoice,
+    /// Parse threads (0 = all cores).
+    #[arg(long, default_value_t = 0, value_name = "N")]
+    pub threads: usize,
+    /// Kernels listed per stage in the terminal (the JSON keeps max(N, 50)).
+    #[arg(long, default_value_t = 10, value_name = "N")]
+    pub top: usize,
+    /// Colour the terminal report.
+    #[arg(long, value_enum, default_value_t = ColorChoice::Auto)]
+    pub color: ColorChoice,
+    /// No progress bar.
+    #[arg(long)]
+    pub no_progress: bool,
+}
+
+/// One side's inputs.
+struct SideSettings {
+    source: SideSource,
+    files: Vec<PathBuf>,
+}
+
+/// Everything `diff` needs, resolved from the arguments.
+struct DiffSettings {
+    base: SideSettings,
+    new: SideSettings,
+    read: ReadOptions,
+    categories: KernelCategories,
+    json: bool,
+    force: bool,
+    html: Option<PathBuf>,
+    top: usize,
+    color: bool,
+    progress: bool,
+}
+
+impl DiffSettings {
+    /// Resolves arguments; every field is destructured so a new flag cannot be ignored.
+    fn resolve(args: DiffArgs) -> anyhow::Result<Self> {
+        let DiffArgs {
+            base,
+            new,
+            json,
+            force,
+            html,
+            categories,
+            allow_truncated,
+            format,
+            threads,
+            top,
+            color,
+            no_progress,
+        } = args;
+        let kineto = KinetoJsonOptions::default()
+            .with_threads(threads)
+            .with_allow_truncated(allow_truncated);
+        let read = ReadOptions::default()
+            .with_kineto(kineto)
+            .with_format(format.format());
+        let categories = match categories {
+            Some(path) => super::analyze::load_categories(&path)?,
+            None => KernelCategories::embedded(),
+        };
+        Ok(DiffSettings {
+            base: side_settings(&base)
+                .with_context(|| format!("Failed to read the BASE side `{}`", base.display()))?,
+            new: side_settings(&new)
+                .with_context(|| format!("Failed to read the NEW side `{}`", new.display()))?,
+            read,
+            categories,
+            json,
+            force,
+            html,
+            top,
+            color: output::use_color(color),
+            progress: !no_progress,
+        })
+    }
+
+    /// The settings `analyze` would resolve for this side's files (no output of its own).
+    fn analyze_settings(&self, side: &SideSettings) -> AnalyzeSettings {
+        AnalyzeSettings {
+            files: side.files.clone(),
+            json: false,
+            csv: None,
+            perfetto: None,
+            html: None,
+            fail_on_incomplete: false,
+            strict: false,
+            capture_path: None,
+            capture: Vec::new(),
+            categories: self.categories.clone(),
+            range: None,
+            read: self.read.clone(),
+            top: self.top,
+            color: self.color,
+            progress: self.progress,
+        }
+    }
+}
+
+/// A trace file, a folder of rank files, or a profile run directory (it has `results.json`).
+fn side_settings(path: &Path) -> anyhow::Result<SideSettings> {
+    let shown = path.display().to_string();
+    if path.is_dir() && path.join("results.json").is_file() {
+        let (windows, files) = run_traces(path)?;
+        return Ok(SideSettings {
+            source: SideSource {
+                path: shown,
+                kind: "profile_run",
+                windows,
+            },
+            files,
+        });
+    }
+    let kind = if path.is_dir() { "folder" } else { "file" };
+    Ok(SideSettings {
+        source: SideSource {
+            path: shown,
+            kind,
+            windows: Vec::new(),
+        },
+        files: expand_inputs(&[path.to_owned()])?,
+    })
+}
+
+/// The rank traces of every window of a `stepscope profile` run (docs/profile-results.md:
+/// `windows[].traces[]` with role `rank`, paths relative to the run), and the windows
+/// that had any.
+fn run_traces(run: &Path) -> anyhow::Result<(Vec<String>, Vec<PathBuf>)> {
+    let results = run.join("results.json");
+    let text = fs_err::read_to_string(&results)?;
+    let document: serde_json::Value = serde_json::from_str(&text)
+        .with_context(|| format!("Failed to parse `{}`", results.display()))?;
+    let mut windows = Vec::new();
+    let mut files = Vec::new();
+    for window in document["windows"].as_array().into_iter().flatten() {
+        let ranks: Vec<PathBuf> = window["traces"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|trace| trace["role"] == "rank")
+            .filter_map(|trace| trace["path"].as_str())
+            .map(|path| run.join(path))
+            .collect();
+        if ranks.is_empty() {
+            continue;
+        }
+        let name = window["dir"].as_str().map_or_else(
+            || format!("window {}", window["index"]),
+            |dir| dir.trim_start_matches("windows/").to_owned(),
+        );
+        windows.push(name);
+        files.extend(ranks);
+    }
+    if files.is_empty() {
+        bail!(
+            "`{}` is a stepscope profile run whose results.json lists no window trace files (`windows[].traces[]` with role `rank`)\nhint: its windows failed or were never recorded; `{}` says why",
+            run.display(),
+            results.display()
+        );
+    }
+    Ok((windows, files))
+}
+
+/// One side analysed.
+pub struct Analysed {
+    source: SideSource,
+    analyzed: Analyzed,
+    breakdown: StageBreakdown,
+    untrusted: Vec<StageKey>,
+    verdict: &'static str,
+}
+
+impl Analysed {
+    /// A side from its analysis; `None` when no file of it could be read.
+    pub fn new(source: SideSource, analyzed: Analyzed) -> Option<Self> {
+        let breakdown = analyzed.breakdown()?;
+        let mut untrusted = analyzed.untrusted_stages();
+        let verdict = if analyzed.failed().is_empty() {
+            analyzed.verdict().as_str()
+        } else {
+            // An unreadable rank's work is missing from the side, replays included.
+            untrusted.push(StageKey::Stage(Stage::Decode));
+            untrusted.sort();
+            untrusted.dedup();
+            UNREADABLE
+        };
+        Some(Analysed {
+            source,
+            analyzed,
+            breakdown,
+            untrusted,
+            verdict,
+        })
+    }
+}
+
+/// Analyses one side as `analyze` does; `None` (errors printed) when no file could be read.
+fn analyse_side(settings: &DiffSettings, side: &SideSettings, label: &str) -> Option<Analysed> {
+    let analyzed = analyze_files(&settings.analyze_settings(side));
+    let found = Analysed::new(side.source.clone(), analyzed);
+    if found.is_none() {
+        output::print_error(&anyhow::anyhow!(
+            "{label} `{}`: no trace file could be read",
+            side.source.path
+        ));
+    }
+    found
+}
+
+fn wire_side(side: &Analysed) -> DiffSide {
+    let totals = side.analyzed.totals();
+    let facts = SideFacts {
+        verdict: side.verdict,
+        totals: &totals,
+        method: side.breakdown.method,
+        partial: side.analyzed.partial(),
+    };
+    let files = side.analyzed.paths();
+    let extras = (
+        side.analyzed.failed().to_vec(),
+        side.analyzed.warnings().to_vec(),
+    );
+    DiffSide::new(side.source.clone(), files, facts, extras)
+}
+
+/// Two sides compared, with each side's own report.
+pub struct Compared {
+    /// The comparison.
+    pub diff: DiffDocument,
+    /// BASE's report, as `analyze` gives it.
+    pub base: Document,
+    /// NEW's report.
+    pub new: Document,
+}
+
+/// Compares two analysed sides as `stepscope diff` does (`top` kernels kept per stage, at
+/// least 50).
+pub fn compare(base: Analysed, new: Analysed, force: bool, top: usize) -> Compared {
+    let diff = diff_breakdowns(
+        SideInput {
+            breakdown: &base.breakdown,
+            untrusted: &base.untrusted,
+        },
+        SideInput {
+            breakdown: &new.breakdown,
+            untrusted: &new.untrusted,
+        },
+        force,
+    );
+    let document = DiffDocument::new(wire_side(&base), wire_side(&new), &diff, top.max(50));
+    Compared {
+        diff: document,
+        base: base.analyzed.into_document(top.max(50)),
+        new: new.analyzed.into_document(top.max(50)),
+    }
+}
+
+/// The comparison as one HTML page: both sides' reports as tabs, then the comparison.
+pub fn html_page<'a>(
+    compared: &'a Compared,
+    title: String,
+    intro: String,
+) -> Page<'a, &'a DiffDocument> {
+    let text = stepscope_report::terminal::render_diff(&compared.diff, &TerminalOptions::default());
+    Page {
+        title,
+        intro,
+        sections: vec![
+            Section {
+                label: format!("BASE · {}", compared.diff.base.path),
+                document: &compared.base,
+            },
+            Section {
+                label: format!("NEW · {}", compared.diff.new.path),
+                document: &compared.new,
+            },
+        ],
+        comparison: Some(Comparison {
+            document: &compared.diff,
+            text,
+        }),
+    }
+}
+
+/// `stepscope diff`.
+pub fn run(args: DiffArgs) -> anyhow::Result<Outcome> {
+    let settings = match DiffSettings::resolve(args) {
+        Ok(settings) => settings,
+        Err(error) => {
+            output::print_error(&error);
+            return Ok(Outcome::InputError);
+        }
+    };
+    let base = analyse_side(&settings, &settings.base, "BASE");
+    let new = analyse_side(&settings, &settings.new, "NEW");
+    let (Some(base), Some(new)) = (base, new) else {
+        return Ok(Outcome::InputError);
+    };
+    let compared = compare(base, new, settings.force, settings.top);
+    emit(&compared.diff, &settings)?;
+    if let Some(path) = &settings.html {
+        let title = format!(
+            "stepscope diff: {} → {}",
+            compared.diff.base.path, compared.diff.new.path
+        );
+        let bytes =
+            stepscope_report::html::write(&html_page(&compared, title, String::new()), path)?;
+        output::note(&format!(
+            "html: wrote {} ({} KB); open it in a browser (it needs no network)",
+            path.display(),
+            bytes.div_ceil(1024)
+        ));
+    }
+    Ok(outcome(&compared.diff))
+}
+
+fn emit(document: &DiffDocument, settings: &DiffSettings) -> anyhow::Result<()> {
+    if settings.json {
+        output::print(&stepscope_report::json::render_diff(document))?;
+    } else {
+        let options = TerminalOptions::default()
+            .with_color(settings.color)
+            .with_top_kernels(settings.top)
+            .with_width(output::table_width());
+        output::print(&stepscope_report::terminal::render_diff(document, &options))?;
+    }
+    Ok(())
+}
+
+/// 2 when an input file could not be read, 3 when a stage was refused, else 0.
+fn outcome(document: &DiffDocument) -> Outcome {
+    if !document.base.failed_files.is_empty() || !document.new.failed_files.is_empty() {
+        Outcome::InputError
+    } else if !document.refused.is_empty() {
+        Outcome::VerdictFailed
+    } else {
+        Outcome::Success
+    }
+}
