@@ -628,3 +628,46 @@ fn a_missing_or_unreadable_side_is_bad_input() {
     assert_eq!(str_at(&doc, "/refused/0/stage"), "decode");
     assert!(str_at(&doc, "/refused/0/reason").contains("1 input file could not be read"));
 }
+
+/// The "done when": `diff` of the demo's complete and symptomatic traces refuses the
+/// decode comparison, says why (the symptom's side, its verdict and counts from the
+/// generator), compares prefill, and exits 3.
+#[test]
+fn the_demo_traces_refuse_the_decode_comparison() {
+    let dir = tempdir();
+    let demo = stepscope([
+        "demo".as_ref(),
+        "--color".as_ref(),
+        "never".as_ref(),
+        "--keep".as_ref(),
+        arg(dir.path()),
+    ]);
+    demo.expect_code(0);
+    let complete = dir.path().join("demo_complete.trace.json.gz");
+    let broken = dir.path().join("demo_rocm_symptom.trace.json.gz");
+    let truth = stepscope_synth::demo::facts(&stepscope_synth::demo::DemoSpec::default());
+    let run = diff(&complete, &broken, &[]);
+    run.expect_code(3);
+    assert!(
+        run.stdout.contains("REFUSED: DECODE not compared"),
+        "{}",
+        run.stdout
+    );
+    let why = format!(
+        "NEW (INCOMPLETE): {} of {} graph replays recorded ({} empty): its decode time lacks the unrecorded replays' kernels",
+        truth.replays_kept_with_symptom,
+        truth.replays,
+        truth.replays - truth.replays_kept_with_symptom
+    );
+    assert!(run.stdout.contains(&why), "{}", run.stdout);
+    let json = diff(&complete, &broken, &["--json"]);
+    let doc = json.expect_code(3).json();
+    let stages: Vec<&str> = doc["stages"]
+        .as_array()
+        .expect("stages")
+        .iter()
+        .map(|s| s["stage"].as_str().expect("a stage"))
+        .collect();
+    assert_eq!(stages, ["prefill"]);
+    assert_eq!(doc["refused"][0]["stage"], "decode");
+}
