@@ -4,6 +4,7 @@ mod honesty;
 
 use super::inputs::expand_inputs;
 use super::progress::ReadProgress;
+use super::read_args::ReadArgs;
 use crate::Outcome;
 use crate::cli::ColorChoice;
 use crate::output;
@@ -22,7 +23,7 @@ use stepscope_analysis::passes::ranges::{RangeBreakdown, RangePattern};
 use stepscope_analysis::passes::replay_coverage::{CoverageTotals, Verdict};
 use stepscope_analysis::passes::stage_breakdown::{StageBreakdown, StageKey};
 use stepscope_analysis::{AnalysisOptions, TraceAnalysis, analyze};
-use stepscope_ingest::{KinetoJsonOptions, ReadOptions, TraceFormat, read_trace_file};
+use stepscope_ingest::{ReadOptions, read_trace_file};
 use stepscope_model::Trace;
 use stepscope_report::html::{Page, Section};
 use stepscope_report::schema::{
@@ -66,6 +67,29 @@ pub struct AnalyzeSettings {
 }
 
 impl AnalyzeSettings {
+    /// Settings for analysing `files` with nothing printed or written: the built-in
+    /// categories, default reading, 10 kernels per stage, no colour, no progress bar, no
+    /// gate. Callers that show results change what they need.
+    pub fn for_files(files: Vec<PathBuf>) -> Self {
+        AnalyzeSettings {
+            files,
+            json: false,
+            csv: None,
+            perfetto: None,
+            html: None,
+            fail_on_incomplete: false,
+            strict: false,
+            capture_path: None,
+            capture: Vec::new(),
+            categories: KernelCategories::embedded(),
+            range: None,
+            read: ReadOptions::default(),
+            top: 10,
+            color: false,
+            progress: false,
+        }
+    }
+
     /// Resolves arguments; every field is destructured so a new flag cannot be ignored.
     pub fn resolve(args: AnalyzeArgs) -> anyhow::Result<Self> {
         let AnalyzeArgs {
@@ -77,25 +101,13 @@ impl AnalyzeSettings {
             fail_on_incomplete,
             strict,
             capture,
-            categories,
             range,
-            allow_truncated,
-            format,
-            threads,
+            reading,
             top,
             color,
             no_progress,
         } = args;
-        let kineto = KinetoJsonOptions::default()
-            .with_threads(threads)
-            .with_allow_truncated(allow_truncated);
-        let read = ReadOptions::default()
-            .with_kineto(kineto)
-            .with_format(format.format());
-        let categories = match categories {
-            Some(path) => load_categories(&path)?,
-            None => KernelCategories::embedded(),
-        };
+        let (read, categories) = reading.resolve()?;
         let capture_path = capture;
         let capture = match &capture_path {
             Some(path) => load_capture(path, &read)?,
@@ -126,12 +138,6 @@ impl AnalyzeSettings {
             progress: !no_progress,
         })
     }
-}
-
-pub(super) fn load_categories(path: &Path) -> anyhow::Result<KernelCategories> {
-    let text = fs_err::read_to_string(path)?;
-    KernelCategories::from_toml(&text)
-        .with_context(|| format!("Failed to load the category table `{}`", path.display()))
 }
 
 fn load_capture(path: &Path, read: &ReadOptions) -> anyhow::Result<Vec<CapturedGraph>> {
@@ -501,27 +507,14 @@ pub struct AnalyzeArgs {
     /// A capture trace (launches under hipStreamBeginCapture) giving the expected node count.
     #[arg(long, value_name = "FILE")]
     pub capture: Option<PathBuf>,
-    /// Kernel category table (TOML) replacing the built-in one.
-    #[arg(long, value_name = "FILE")]
-    pub categories: Option<PathBuf>,
     /// Also break down the GPU work launched inside each host annotation
     /// (`record_function`, `user_annotation`) whose name matches this regex, per name:
     /// instances, host and GPU-mirror time, kernel time by category and by kernel.
     #[arg(long, value_name = "REGEX", value_parser = parse_range)]
     pub range: Option<RangePattern>,
-    /// Analyse the events before a break in a truncated or corrupt file; results are marked partial.
-    #[arg(long)]
-    pub allow_truncated: bool,
-    /// The input format: `auto` (default: sniffed from each file's content), `kineto-json`
-    /// (PyTorch profiler), `rocprof-csv` (rocprofv3 CSV tables; a `*kernel_trace.csv` is
-    /// read with the `*hip_api_trace.csv` and `*memory_copy_trace.csv` of its run beside it),
-    /// `rocprof-json` (rocprofv3 JSON), `rpd` (rocmProfileData SQLite), `rpd-json`
-    /// (rpd2tracing's Chrome trace), `nsys-sqlite` (Nsight Systems SQLite export).
-    #[arg(long, default_value = "auto", value_parser = format_parser())]
-    pub format: FormatChoice,
-    /// Parse threads (0 = all cores).
-    #[arg(long, default_value_t = 0, value_name = "N")]
-    pub threads: usize,
+    /// How to read the files.
+    #[command(flatten)]
+    pub reading: ReadArgs,
     /// Kernels listed per stage.
     #[arg(long, default_value_t = 10, value_name = "N")]
     pub top: usize,
@@ -531,25 +524,6 @@ pub struct AnalyzeArgs {
     /// No progress bar.
     #[arg(long)]
     pub no_progress: bool,
-}
-
-/// `--format`: a reader to force, or `auto` (`None`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct FormatChoice(pub Option<TraceFormat>);
-
-impl FormatChoice {
-    /// The reader to force, if any.
-    pub fn format(self) -> Option<TraceFormat> {
-        self.0
-    }
-}
-
-/// `auto` or the name of a format stepscope reads (one list: `TraceFormat::ALL`).
-pub(super) fn format_parser() -> impl clap::builder::TypedValueParser<Value = FormatChoice> {
-    use clap::builder::TypedValueParser;
-    let names = std::iter::once("auto").chain(TraceFormat::ALL.iter().map(|f| f.name()));
-    clap::builder::PossibleValuesParser::new(names)
-        .map(|name| FormatChoice(TraceFormat::from_name(&name)))
 }
 
 /// A `--range` pattern, or what is wrong with it.

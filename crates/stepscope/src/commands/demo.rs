@@ -13,8 +13,6 @@ use anyhow::Context;
 use clap::Args;
 use std::fmt::Write;
 use std::path::{Path, PathBuf};
-use stepscope_analysis::passes::kernel_categories::KernelCategories;
-use stepscope_ingest::ReadOptions;
 use stepscope_report::html::{Comparison, Page, Section};
 use stepscope_report::schema::diff::SideSource;
 use stepscope_report::schema::{Document, Row};
@@ -83,21 +81,9 @@ pub fn run(args: DemoArgs) -> anyhow::Result<Outcome> {
 /// Analyses one generated trace with the same code as `stepscope analyze` (and `diff`).
 fn analyse(file: PathBuf, color: bool) -> anyhow::Result<Analysed> {
     let settings = AnalyzeSettings {
-        files: vec![file.clone()],
-        json: false,
-        csv: None,
-        perfetto: None,
-        html: None,
-        fail_on_incomplete: false,
-        strict: false,
-        capture_path: None,
-        capture: Vec::new(),
-        categories: KernelCategories::embedded(),
-        range: None,
-        read: ReadOptions::default(),
         top: 5,
         color,
-        progress: false,
+        ..AnalyzeSettings::for_files(vec![file.clone()])
     };
     let source = SideSource {
         path: file.display().to_string(),

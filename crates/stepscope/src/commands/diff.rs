@@ -2,8 +2,9 @@
 //! compared per stage, kernel category and kernel; a stage holding a side's unrecorded
 //! replays is refused unless `--force`.
 
-use super::analyze::{AnalyzeSettings, Analyzed, FormatChoice, analyze_files, format_parser};
+use super::analyze::{AnalyzeSettings, Analyzed, analyze_files};
 use super::inputs::expand_inputs;
+use super::read_args::ReadArgs;
 use crate::Outcome;
 use crate::cli::ColorChoice;
 use crate::output;
@@ -14,7 +15,7 @@ use stepscope_analysis::diff::{SideInput, diff_breakdowns};
 use stepscope_analysis::passes::kernel_categories::KernelCategories;
 use stepscope_analysis::passes::stage_breakdown::{StageBreakdown, StageKey};
 use stepscope_analysis::passes::steps::Stage;
-use stepscope_ingest::{KinetoJsonOptions, ReadOptions};
+use stepscope_ingest::ReadOptions;
 use stepscope_report::html::{Comparison, Page, Section};
 use stepscope_report::schema::diff::{DiffDocument, DiffSide, SideFacts, SideSource};
 use stepscope_report::schema::{Document, UNREADABLE};
@@ -40,18 +41,9 @@ pub struct DiffArgs {
     /// as tabs, and the comparison.
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
-    /// Kernel category table (TOML) replacing the built-in one, for both sides.
-    #[arg(long, value_name = "FILE")]
-    pub categories: Option<PathBuf>,
-    /// Analyse the events before a break in a truncated or corrupt file; the side is marked partial.
-    #[arg(long)]
-    pub allow_truncated: bool,
-    /// The input format of both sides, as `analyze --format` (default `auto`: sniffed per file).
-    #[arg(long, default_value = "auto", value_parser = format_parser())]
-    pub format: FormatChoice,
-    /// Parse threads (0 = all cores).
-    #[arg(long, default_value_t = 0, value_name = "N")]
-    pub threads: usize,
+    /// How to read both sides' files.
+    #[command(flatten)]
+    pub reading: ReadArgs,
     /// Kernels listed per stage in the terminal (the JSON keeps max(N, 50)).
     #[arg(long, default_value_t = 10, value_name = "N")]
     pub top: usize,
@@ -92,24 +84,12 @@ impl DiffSettings {
             json,
             force,
             html,
-            categories,
-            allow_truncated,
-            format,
-            threads,
+            reading,
             top,
             color,
             no_progress,
         } = args;
-        let kineto = KinetoJsonOptions::default()
-            .with_threads(threads)
-            .with_allow_truncated(allow_truncated);
-        let read = ReadOptions::default()
-            .with_kineto(kineto)
-            .with_format(format.format());
-        let categories = match categories {
-            Some(path) => super::analyze::load_categories(&path)?,
-            None => KernelCategories::embedded(),
-        };
+        let (read, categories) = reading.resolve()?;
         Ok(DiffSettings {
             base: side_settings(&base)
                 .with_context(|| format!("Failed to read the BASE side `{}`", base.display()))?,
@@ -129,21 +109,12 @@ impl DiffSettings {
     /// The settings `analyze` would resolve for this side's files (no output of its own).
     fn analyze_settings(&self, side: &SideSettings) -> AnalyzeSettings {
         AnalyzeSettings {
-            files: side.files.clone(),
-            json: false,
-            csv: None,
-            perfetto: None,
-            html: None,
-            fail_on_incomplete: false,
-            strict: false,
-            capture_path: None,
-            capture: Vec::new(),
             categories: self.categories.clone(),
-            range: None,
             read: self.read.clone(),
             top: self.top,
             color: self.color,
             progress: self.progress,
+            ..AnalyzeSettings::for_files(side.files.clone())
         }
     }
 }

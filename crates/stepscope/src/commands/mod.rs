@@ -10,6 +10,7 @@ mod env;
 mod inputs;
 mod profile;
 mod progress;
+mod read_args;
 
 pub use analyze::AnalyzeArgs;
 pub use bench::BenchArgs;

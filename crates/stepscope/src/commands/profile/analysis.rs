@@ -7,9 +7,7 @@ use crate::Outcome;
 use crate::commands::analyze::{AnalyzeSettings, analyze_paths, outcome};
 use std::path::PathBuf;
 use stepscope_analysis::combine::combine_verdicts;
-use stepscope_analysis::passes::kernel_categories::KernelCategories;
 use stepscope_analysis::passes::replay_coverage::Verdict;
-use stepscope_ingest::ReadOptions;
 use stepscope_report::schema::{Document, FileReport, UNREADABLE};
 use stepscope_report::terminal::{TableWidth, TerminalOptions};
 use stepscope_serving::profile::RunDir;
@@ -65,21 +63,10 @@ pub fn analyse_windows(run: &RunDir, args: &ProfileArgs) -> anyhow::Result<Analy
 
 fn settings(files: Vec<PathBuf>, args: &ProfileArgs) -> AnalyzeSettings {
     AnalyzeSettings {
-        files,
-        json: false,
-        csv: None,
-        perfetto: None,
-        html: None,
         fail_on_incomplete: args.fail_on_incomplete || args.strict,
         strict: args.strict,
-        capture_path: None,
-        capture: Vec::new(),
-        categories: KernelCategories::embedded(),
-        range: None,
-        read: ReadOptions::default(),
         top: args.top,
-        color: false,
-        progress: false,
+        ..AnalyzeSettings::for_files(files)
     }
 }
 
