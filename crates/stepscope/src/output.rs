@@ -53,3 +53,32 @@ pub fn table_width() -> stepscope_report::terminal::TableWidth {
 pub fn note(text: &str) {
     eprintln!("{text}");
 }
+
+/// Checks, before any work, that the file a flag names can be created: its folder exists
+/// and it is not a folder itself.
+///
+/// # Errors
+///
+/// A message naming the flag, the path and the fix.
+pub fn check_output_file(flag: &str, path: &std::path::Path) -> anyhow::Result<()> {
+    if path.is_dir() {
+        anyhow::bail!(
+            "{flag} `{}` is a folder\nhint: name the file to write, e.g. `{}`",
+            path.display(),
+            path.join("report.html").display()
+        );
+    }
+    let parent = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(std::path::Path::new("."));
+    if !parent.is_dir() {
+        anyhow::bail!(
+            "{flag} `{}`: the folder `{}` does not exist\nhint: create it first (mkdir -p {}), or write the file elsewhere",
+            path.display(),
+            parent.display(),
+            parent.display()
+        );
+    }
+    Ok(())
+}

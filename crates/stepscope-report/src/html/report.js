@@ -453,6 +453,26 @@
     if (unknown.length) parts.push(note("Unknown categories and fields: " + unknown.map(([k, n]) => `${k} (${n})`).join(", ")));
     return el("div", {}, parts);
   }
+  // `--range`: the work launched inside matching host annotations.
+  function rangesView(found) {
+    if (!found) return null;
+    const parts = [el("h2", {}, `Ranges matching ${found.pattern}`)];
+    if (!found.ranges.length) {
+      parts.push(note("No host annotation matches" + (found.other_names.length ? "; some the trace has: " + found.other_names.join(", ") : ".")));
+      return el("div", {}, parts);
+    }
+    const rows = found.ranges.map((r) => ({ ...r, top: r.categories.slice(0, 3).map((c) => `${c.name} ${percent(c.share)}`).join(", ") }));
+    parts.push(table([
+      { key: "name", label: "annotation", mono: true }, { key: "instances", label: "instances", num: true },
+      { key: "cpu_time_us", label: "host time", num: true, fmt: micros },
+      { key: "gpu_mirror_time_us", label: "GPU mirror", num: true, fmt: (v) => (v === null ? "—" : micros(v)) },
+      { key: "events", label: "GPU events", num: true },
+      { key: "gpu_time_us", label: "GPU time", num: true, fmt: micros },
+      { key: "busy_time_us", label: "busy", num: true, fmt: micros },
+      { key: "top", label: "largest categories" },
+    ], rows, { name: "ranges", sortKey: "gpu_time_us" }));
+    return el("div", {}, parts);
+  }
   function fileView(section, index, multi) {
     const file = section.document.files[index], data = section.files[index];
     const steps = file.steps.framework
@@ -470,7 +490,7 @@
     parts.push(el("h3", {}, "Replay timeline: one row per graph, each mark the replays launched there"),
       timelineView(file, data), el("h3", {}, "Graphs"), graphTable(file),
       el("h3", {}, "Replays with a problem"), findingsTable(file, data),
-      breakdownView(file.breakdown, "GPU time by stage and kernel category"), importView(file));
+      breakdownView(file.breakdown, "GPU time by stage and kernel category"), rangesView(file.ranges), importView(file));
     return el("div", { class: "file", data: { file: index } }, parts);
   }
 
@@ -523,6 +543,7 @@
       select.addEventListener("change", () => attach(holder, fileView(section, Number(select.value), true)));
       parts.push(el("h2", {}, "Coverage rank by rank"), rankChart(doc.files, select), el("div", { class: "row" }, el("label", {}, "Show rank: "), select));
       if (doc.combined && doc.combined.breakdown) parts.push(breakdownView(doc.combined.breakdown, "All ranks: GPU time by stage and kernel category"));
+      if (doc.combined) parts.push(rangesView(doc.combined.ranges));
     }
     if (doc.files.length) holder.append(fileView(section, byRank(doc.files)[0], multi));
     parts.push(holder);

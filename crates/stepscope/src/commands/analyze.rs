@@ -113,6 +113,11 @@ impl AnalyzeSettings {
             Some(path) => load_capture(path, &read)?,
             None => Vec::new(),
         };
+        for (flag, path) in [("--html", &html), ("--perfetto", &perfetto)] {
+            if let Some(path) = path {
+                output::check_output_file(flag, path)?;
+            }
+        }
         let files = expand_inputs(&inputs)?;
         if perfetto.is_some() && files.len() > 1 {
             anyhow::bail!(

@@ -27,6 +27,13 @@ pub fn run(args: DemoArgs) -> anyhow::Result<Outcome> {
         html,
         color,
     } = args;
+    if let Some(Err(error)) = html
+        .as_deref()
+        .map(|path| output::check_output_file("--html", path))
+    {
+        output::print_error(&error);
+        return Ok(Outcome::InputError);
+    }
     let spec = DemoSpec {
         decode_steps: steps.max(2),
         ..DemoSpec::default()

@@ -90,6 +90,9 @@ impl DiffSettings {
             no_progress,
         } = args;
         let (read, categories) = reading.resolve()?;
+        if let Some(path) = &html {
+            output::check_output_file("--html", path)?;
+        }
         Ok(DiffSettings {
             base: side_settings(&base)
                 .with_context(|| format!("Failed to read the BASE side `{}`", base.display()))?,

@@ -403,3 +403,77 @@ fn sixty_four_ranks_stay_one_small_page() {
     assert_eq!(page.count("select option"), 64);
     assert!(page.count("*") < 4000, "{} elements", page.count("*"));
 }
+
+/// An `--html` path whose folder does not exist is refused before any work, naming the
+/// flag, the folder and the fix (exit 2), in `analyze`, `diff` and `demo`.
+#[test]
+fn an_html_path_in_a_missing_folder_is_refused_up_front() {
+    let dir = tempdir();
+    let page = dir.path().join("no/such/folder/report.html");
+    let input = trace(VLLM_PIECEWISE);
+    let runs = [
+        stepscope([
+            "analyze".as_ref(),
+            arg(&input),
+            "--html".as_ref(),
+            page.as_os_str(),
+        ]),
+        stepscope([
+            "diff".as_ref(),
+            arg(&input),
+            arg(&input),
+            "--html".as_ref(),
+            page.as_os_str(),
+        ]),
+        stepscope(["demo".as_ref(), "--html".as_ref(), page.as_os_str()]),
+    ];
+    for run in runs {
+        run.expect_code(2);
+        assert!(
+            run.stderr.contains("--html") && run.stderr.contains("does not exist"),
+            "{}",
+            run.stderr
+        );
+        assert!(
+            run.stderr.contains("hint: create it first"),
+            "{}",
+            run.stderr
+        );
+        assert!(run.stdout.is_empty(), "no work done: {}", run.stdout);
+    }
+    assert!(!page.exists());
+}
+
+/// `--range`: the page lists each matching annotation as `--json` does.
+#[test]
+fn ranges_are_listed_as_the_json_has_them() {
+    let dir = tempdir();
+    let page_path = dir.path().join("ranges.html");
+    let input = trace(VLLM_PIECEWISE);
+    let with = |extra: &[&OsStr]| {
+        let mut args: Vec<&OsStr> = vec![
+            "analyze".as_ref(),
+            arg(&input),
+            "--range".as_ref(),
+            "^execute".as_ref(),
+        ];
+        args.extend_from_slice(extra);
+        stepscope(args)
+    };
+    with(&["--html".as_ref(), page_path.as_os_str()]).expect_code(0);
+    let json = with(&["--json".as_ref()]).expect_code(0).json();
+    let ranges = json["files"][0]["ranges"]["ranges"]
+        .as_array()
+        .expect("ranges");
+    assert!(!ranges.is_empty(), "the pattern matches");
+    let page = render(&page_path);
+    page.assert_clean();
+    let names: Vec<String> = ranges
+        .iter()
+        .map(|r| r["name"].as_str().expect("a name").to_owned())
+        .collect();
+    assert_eq!(
+        page.texts("table[data-table=ranges] tbody td:first-child"),
+        names
+    );
+}
