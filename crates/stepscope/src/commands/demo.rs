@@ -42,17 +42,7 @@ pub fn run(args: DemoArgs) -> anyhow::Result<Outcome> {
         Some(dir) => dir.clone(),
         None => std::env::temp_dir().join(format!("stepscope-demo-{}", std::process::id())),
     };
-    fs_err::create_dir_all(&dir)?;
-    let complete = write_trace(
-        &dir,
-        "demo_complete.trace.json.gz",
-        &generate(&spec, Symptom::None),
-    )?;
-    let broken = write_trace(
-        &dir,
-        "demo_rocm_symptom.trace.json.gz",
-        &generate(&spec, Symptom::RocmReplayLoss),
-    )?;
+    let (complete, broken) = write_traces(&spec, &dir)?;
     let color = output::use_color(color);
     let compared = compare(
         analyse(complete.clone(), color)?,
@@ -83,6 +73,22 @@ pub fn run(args: DemoArgs) -> anyhow::Result<Outcome> {
     }
     output::print(&out)?;
     Ok(Outcome::Success)
+}
+
+/// Writes the demo's two traces (complete, with the symptom) into `dir`.
+fn write_traces(spec: &DemoSpec, dir: &Path) -> anyhow::Result<(PathBuf, PathBuf)> {
+    fs_err::create_dir_all(dir)?;
+    let complete = write_trace(
+        dir,
+        "demo_complete.trace.json.gz",
+        &generate(spec, Symptom::None),
+    )?;
+    let broken = write_trace(
+        dir,
+        "demo_rocm_symptom.trace.json.gz",
+        &generate(spec, Symptom::RocmReplayLoss),
+    )?;
+    Ok((complete, broken))
 }
 
 /// Analyses one generated trace with the same code as `stepscope analyze` (and `diff`).
