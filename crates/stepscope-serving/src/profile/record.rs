@@ -198,6 +198,8 @@ pub struct WindowAnalysis {
     pub document: String,
     /// `analyze`'s terminal report, relative to the run directory.
     pub report: String,
+    /// `analyze --html`'s page, relative to the run directory.
+    pub html: String,
     /// Steps the trace holds (the most of any rank file).
     pub steps_in_trace: u64,
     /// Per file.

@@ -223,6 +223,9 @@ fn check_window(window: &Value, spec: &str, steps: u64, run_dir: &Path) {
             .join(analysis["report"].as_str().expect("report"))
             .is_file()
     );
+    let html = run_dir.join(analysis["html"].as_str().expect("html"));
+    let page = std::fs::read_to_string(&html).expect("report.html");
+    assert!(page.contains("id=\"stepscope-data\""), "the page's data");
 }
 
 /// Alternating phases, three on the baseline, and both comparisons.
