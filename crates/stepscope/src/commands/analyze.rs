@@ -3,7 +3,7 @@
 mod honesty;
 
 use super::inputs::expand_inputs;
-use super::progress::ReadProgress;
+use super::progress::{ReadProgress, RunProgress};
 use super::read_args::ReadArgs;
 use crate::Outcome;
 use crate::cli::ColorChoice;
@@ -12,7 +12,7 @@ use anyhow::{Context, bail};
 use clap::Args;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::atomic::AtomicU64;
+use std::sync::atomic::{AtomicU64, Ordering};
 use stepscope_analysis::combine::{
     combine_breakdowns, combine_ranges, combine_totals, combine_verdicts,
 };
@@ -33,6 +33,7 @@ use stepscope_report::schema::{
 use stepscope_report::terminal::TerminalOptions;
 
 /// Everything `analyze` needs, resolved from the arguments.
+#[derive(Clone)]
 pub struct AnalyzeSettings {
     /// Trace files, folders expanded.
     pub files: Vec<PathBuf>,
@@ -294,8 +295,8 @@ pub fn analyze_files(settings: &AnalyzeSettings) -> Analyzed {
     let (files, mut warnings) = honesty::distinct_paths(&settings.files);
     let mut results: Vec<FileResult> = Vec::new();
     let mut failed = Vec::new();
-    for path in &files {
-        match analyze_file(path, settings) {
+    for (path, outcome) in files.iter().zip(analyze_each(&files, settings)) {
+        match outcome {
             Ok(result) => {
                 if let Some(warning) = honesty::same_trace(&results, &result, |r| &r.identity) {
                     warnings.push(warning);
@@ -322,6 +323,57 @@ pub fn analyze_files(settings: &AnalyzeSettings) -> Analyzed {
         failed,
         warnings,
     }
+}
+
+/// Every file read and analysed, in input order. Several files are read at once, one per
+/// core, each with its share of the parse threads (`--threads N` per file when given), so a
+/// folder of rank files uses every core and holds at most one trace per core in memory.
+fn analyze_each(files: &[PathBuf], settings: &AnalyzeSettings) -> Vec<anyhow::Result<FileResult>> {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let workers = cores.min(files.len());
+    if workers <= 1 {
+        return files.iter().map(|path| analyze_file(path, settings)).collect();
+    }
+    let mut shared = AnalyzeSettings {
+        progress: false,
+        ..settings.clone()
+    };
+    if settings.read.kineto.threads == 0 {
+        let threads = (cores / workers).max(1);
+        shared.read.kineto = shared.read.kineto.clone().with_threads(threads);
+    }
+    let progress = RunProgress::start(files.len(), settings.progress);
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let slots: Vec<std::sync::Mutex<Option<anyhow::Result<FileResult>>>> =
+        files.iter().map(|_| std::sync::Mutex::new(None)).collect();
+    std::thread::scope(|scope| {
+        for _ in 0..workers {
+            scope.spawn(|| {
+                loop {
+                    let index = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(path) = files.get(index) else { break };
+                    let outcome = analyze_file(path, &shared);
+                    progress.file_done(fs_err::metadata(path).map_or(0, |m| m.len()));
+                    if let Ok(mut slot) = slots[index].lock() {
+                        *slot = Some(outcome);
+                    }
+                }
+            });
+        }
+    });
+    progress.finish();
+    slots
+        .into_iter()
+        .zip(files)
+        .map(|(slot, path)| {
+            slot.into_inner().ok().flatten().unwrap_or_else(|| {
+                Err(anyhow::anyhow!(
+                    "`{}` was not analysed (a reader thread stopped)",
+                    path.display()
+                ))
+            })
+        })
+        .collect()
 }
 
 /// A `--capture` trace that sized no graph of any file.
