@@ -332,7 +332,10 @@ fn analyze_each(files: &[PathBuf], settings: &AnalyzeSettings) -> Vec<anyhow::Re
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     let workers = cores.min(files.len());
     if workers <= 1 {
-        return files.iter().map(|path| analyze_file(path, settings)).collect();
+        return files
+            .iter()
+            .map(|path| analyze_file(path, settings))
+            .collect();
     }
     let mut shared = AnalyzeSettings {
         progress: false,

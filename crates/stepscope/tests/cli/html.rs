@@ -477,3 +477,36 @@ fn ranges_are_listed_as_the_json_has_them() {
         names
     );
 }
+
+/// An input that cannot be read still gets a page (exit 2, as `analyze` without `--html`):
+/// the unreadable file named with its error at the top, the file that was read drawn below.
+#[test]
+fn an_unreadable_input_is_named_on_the_page() {
+    let dir = tempdir();
+    let cut = dir.path().join("cut.json");
+    std::fs::write(
+        &cut,
+        br#"{"traceEvents": [{"ph": "X", "cat": "kernel", "ts"#,
+    )
+    .expect("write");
+    let page_path = dir.path().join("report.html");
+    let run = stepscope([
+        "analyze".as_ref(),
+        arg(&cut),
+        arg(&trace(VLLM_PIECEWISE)),
+        "--html".as_ref(),
+        page_path.as_os_str(),
+    ]);
+    run.expect_code(2);
+    let page = render(&page_path);
+    page.assert_clean();
+    assert_eq!(page.one("[data-verdict-word]"), "UNREADABLE");
+    let failed = page.texts("pre.verdict.bad");
+    assert!(
+        failed
+            .iter()
+            .any(|t| t.starts_with("could not be read: ") && t.contains("cut.json")),
+        "{failed:?}"
+    );
+    assert!(page.painted()["complete"] + page.painted()["unverified"] > 0);
+}
