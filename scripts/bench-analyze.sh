@@ -1,14 +1,30 @@
 #!/usr/bin/env bash
 # End-to-end benchmark of `stepscope analyze` on ~1 GB Kineto traces made by tiling real
-# traces from ../shared/traces in time (tile-trace keeps every graph replay with its kernels).
-# Prints the median wall time and peak RSS of RUNS runs for each file.
+# traces from ../shared/traces in time (tile-trace keeps every graph replay with its kernels),
+# beside HolisticTraceAnalysis loading the same files in the same run (the reference ratio of
+# issue 11). Prints, per case, the median wall time and peak RSS of RUNS runs of stepscope and
+# of HTA_RUNS runs of HTA, and the ratio of the medians.
 #
-#   scripts/bench-analyze.sh            # RUNS=5, files in bench-data/ (git-ignored)
+#   scripts/bench-analyze.sh                 # RUNS=5, HTA_RUNS=3, files in bench-data/ (git-ignored)
+#   HTA=0 scripts/bench-analyze.sh           # stepscope only
+#   HTA_BACKEND=json scripts/bench-analyze.sh
+#
+# Cases: the piecewise vLLM trace ×~190 as plain JSON, .json.gz and .json.zst; 8 rank files
+# of 115–150 MB (the same trace tiled to 8 sizes, so no two are the same file); the HTA
+# CUDA-graph trace ×50. HTA runs in a venv this script makes (bench-data/hta-venv:
+# HolisticTraceAnalysis and ijson from PyPI) through scripts/hta-load.py, with the backend
+# HTA_BACKEND (default `ijson_batch_and_compress`, its fastest: 41 s / 674 MB on the 912 MB
+# piecewise file here, keeping 0.32 M rows; `json` keeps every event, 4.09 M rows, and took
+# 134 s / 6.4 GB). HTA reads no zstd: that case has no HTA column.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 RUNS=${RUNS:-5}
+HTA=${HTA:-1}
+HTA_RUNS=${HTA_RUNS:-3}
+HTA_BACKEND=${HTA_BACKEND:-ijson_batch_and_compress}
 DATA=${DATA:-bench-data}
 TRACES=../shared/traces
+PIECEWISE=tracelens/tests/traces/inference/vllm_prefilldecode_piecewise/graph_execution.json.gz
 mkdir -p "$DATA"
 cargo build --release --locked -q -p stepscope
 
@@ -16,21 +32,58 @@ make() { # name source target-bytes [--gzip]
   local out="$DATA/$1"
   [ -f "$out" ] || ./target/release/tile-trace "$TRACES/$2" --target-bytes "$3" ${4:-} -o "$out"
 }
-make piecewise_1g.json tracelens/tests/traces/inference/vllm_prefilldecode_piecewise/graph_execution.json.gz 1.12G
-make piecewise_1g.json.gz tracelens/tests/traces/inference/vllm_prefilldecode_piecewise/graph_execution.json.gz 1.12G --gzip
+make piecewise_1g.json "$PIECEWISE" 1.12G
+make piecewise_1g.json.gz "$PIECEWISE" 1.12G --gzip
+[ -f "$DATA/piecewise_1g.json.zst" ] || zstd -q -3 "$DATA/piecewise_1g.json" -o "$DATA/piecewise_1g.json.zst"
+mkdir -p "$DATA/ranks8"
+for rank in 0 1 2 3 4 5 6 7; do
+  make "ranks8/rank$rank.json" "$PIECEWISE" $((125000000 + rank * 5000000))
+done
 make hta_graphs_1g.json hta/tests/data/negative_queue_length_values_check/rank0.json.gz 1.27G
 
-printf '%-24s %10s %10s %12s %12s\n' file json_MB runs median_s median_rss_MB
-for file in piecewise_1g.json piecewise_1g.json.gz hta_graphs_1g.json; do
-  path="$DATA/$file"
-  json_bytes=$(case "$file" in *.gz) zcat "$path" | wc -c ;; *) stat -c %s "$path" ;; esac)
-  results=()
-  for _ in $(seq "$RUNS"); do
-    results+=("$(/usr/bin/time -f '%e %M' ./target/release/stepscope analyze "$path" --no-progress 2>&1 >/dev/null | tail -1)")
-  done
-  printf '%s\n' "${results[@]}" | python3 -c '
+if [ "$HTA" = 1 ] && [ ! -x "$DATA/hta-venv/bin/python" ]; then
+  python3 -m venv "$DATA/hta-venv"
+  "$DATA/hta-venv/bin/pip" install -q HolisticTraceAnalysis ijson
+fi
+
+# Median seconds and MB of peak RSS over lines of `seconds kilobytes`.
+medians() {
+  python3 -c '
 import sys, statistics
 rows = [tuple(map(float, l.split())) for l in sys.stdin if l.strip()]
-print(f"{sys.argv[1]:<24} {int(sys.argv[2])/1e6:10.0f} {len(rows):10d} {statistics.median(r[0] for r in rows):12.2f} {statistics.median(r[1] for r in rows)/1024:12.0f}")
-' "$file" "$json_bytes"
+print(f"{statistics.median(r[0] for r in rows):.2f} {statistics.median(r[1] for r in rows) / 1024:.0f}")'
+}
+
+# Runs a command N times, printing `seconds kilobytes` per run.
+timed() { # runs command...
+  local runs=$1
+  shift
+  for _ in $(seq "$runs"); do
+    /usr/bin/time -f '%e %M' "$@" 2>&1 >/dev/null | tail -1
+  done
+}
+
+inputs() { # case -> the files it names
+  case "$1" in
+    ranks8) ls "$DATA"/ranks8/rank*.json ;;
+    *) echo "$DATA/$1" ;;
+  esac
+}
+
+printf '%-22s %8s | %9s %8s | %9s %8s | %7s\n' case json_MB stepscope rss_MB hta rss_MB ratio
+for name in piecewise_1g.json piecewise_1g.json.gz piecewise_1g.json.zst ranks8 hta_graphs_1g.json; do
+  mapfile -t files < <(inputs "$name")
+  target=$([ "$name" = ranks8 ] && echo "$DATA/ranks8" || echo "${files[0]}")
+  json_bytes=0
+  for file in "${files[@]}"; do
+    bytes=$(case "$file" in *.gz) zcat "$file" | wc -c ;; *.zst) zstdcat "$file" | wc -c ;; *) stat -c %s "$file" ;; esac)
+    json_bytes=$((json_bytes + bytes))
+  done
+  read -r ours ours_rss < <(timed "$RUNS" ./target/release/stepscope analyze "$target" --no-progress | medians)
+  theirs="-" theirs_rss="-" ratio="-"
+  if [ "$HTA" = 1 ] && [ "$name" != piecewise_1g.json.zst ]; then
+    read -r theirs theirs_rss < <(timed "$HTA_RUNS" "$DATA/hta-venv/bin/python" scripts/hta-load.py "$HTA_BACKEND" "${files[@]}" | medians)
+    ratio=$(python3 -c "print(f'{$theirs / $ours:.1f}x')")
+  fi
+  printf '%-22s %8.0f | %8ss %8s | %8ss %8s | %7s\n' "$name" "$(python3 -c "print($json_bytes / 1e6)")" "$ours" "$ours_rss" "$theirs" "$theirs_rss" "$ratio"
 done
