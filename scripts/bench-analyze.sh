@@ -25,12 +25,13 @@ HTA_BACKEND=${HTA_BACKEND:-ijson_batch_and_compress}
 DATA=${DATA:-bench-data}
 TRACES=../shared/traces
 PIECEWISE=tracelens/tests/traces/inference/vllm_prefilldecode_piecewise/graph_execution.json.gz
+BIN=${CARGO_TARGET_DIR:-target}/release
 mkdir -p "$DATA"
 cargo build --release --locked -q -p stepscope
 
 make() { # name source target-bytes [--gzip]
   local out="$DATA/$1"
-  [ -f "$out" ] || ./target/release/tile-trace "$TRACES/$2" --target-bytes "$3" ${4:-} -o "$out"
+  [ -f "$out" ] || "$BIN/tile-trace" "$TRACES/$2" --target-bytes "$3" ${4:-} -o "$out"
 }
 make piecewise_1g.json "$PIECEWISE" 1.12G
 make piecewise_1g.json.gz "$PIECEWISE" 1.12G --gzip
@@ -79,7 +80,7 @@ for name in piecewise_1g.json piecewise_1g.json.gz piecewise_1g.json.zst ranks8 
     bytes=$(case "$file" in *.gz) zcat "$file" | wc -c ;; *.zst) zstdcat "$file" | wc -c ;; *) stat -c %s "$file" ;; esac)
     json_bytes=$((json_bytes + bytes))
   done
-  read -r ours ours_rss < <(timed "$RUNS" ./target/release/stepscope analyze "$target" --no-progress | medians)
+  read -r ours ours_rss < <(timed "$RUNS" "$BIN/stepscope" analyze "$target" --no-progress | medians)
   theirs="-" theirs_rss="-" ratio="-"
   if [ "$HTA" = 1 ] && [ "$name" != piecewise_1g.json.zst ]; then
     read -r theirs theirs_rss < <(timed "$HTA_RUNS" "$DATA/hta-venv/bin/python" scripts/hta-load.py "$HTA_BACKEND" "${files[@]}" | medians)
