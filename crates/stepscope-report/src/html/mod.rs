@@ -7,7 +7,7 @@
 //! with one element per bar (stages × categories, ranks). A library such as Chart.js
 //! (~200 KB minified) or Plotly (~3.5 MB) would have to be inlined into every report to work
 //! offline, and draws an element per data point, which 100k replays must not have. The
-//! script (`report.js`, about 20 KB) renders the page from the data with `textContent`
+//! script (`report.js`, about 37 KB) renders the page from the data with `textContent`
 //! only, so no text from a trace is ever read as markup.
 //!
 //! What the page states as the verdict is the terminal report's own text
@@ -60,6 +60,18 @@ pub struct Page<'a, T: Serialize = ()> {
     pub sections: Vec<Section<'a>>,
     /// A comparison, as its own tab.
     pub comparison: Option<Comparison<T>>,
+}
+
+impl<'a> Page<'a> {
+    /// A page of one analysis and no comparison.
+    pub fn single(title: String, label: String, document: &'a Document) -> Self {
+        Page {
+            title,
+            intro: String::new(),
+            sections: vec![Section { label, document }],
+            comparison: None,
+        }
+    }
 }
 
 #[derive(Serialize)]

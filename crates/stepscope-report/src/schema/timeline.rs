@@ -4,7 +4,7 @@
 
 use serde::Serialize;
 use stepscope_analysis::TraceAnalysis;
-use stepscope_analysis::passes::replay_coverage::{Replay, ReplayStatus};
+use stepscope_analysis::passes::replay_coverage::{GraphCoverage, Replay, ReplayStatus};
 use stepscope_analysis::passes::steps::{Stage, Step};
 use stepscope_model::Trace;
 
@@ -103,8 +103,9 @@ impl Timeline {
         let graphs = analysis.coverage.graphs.len();
         let mut rows: Vec<Vec<[u32; 8]>> = vec![Vec::new(); graphs.max(1)];
         let mut counts = vec![0u32; graphs.max(1)];
+        let row_of = RowOf::new(&analysis.coverage.graphs);
         for (index, replay) in replays.iter().enumerate() {
-            let row = row_of(replay, &analysis.coverage.graphs);
+            let row = row_of.get(replay.graph);
             counts[row] += 1;
             add(
                 &mut rows[row],
@@ -182,11 +183,6 @@ impl Timeline {
             ..*self
         }
     }
-
-    /// Cells over all rows.
-    pub fn cells(&self) -> usize {
-        self.rows.iter().map(|r| r.cells.len()).sum()
-    }
 }
 
 /// Per bin, the steps of each stage whose span overlaps it.
@@ -212,21 +208,32 @@ fn step_cells(steps: &[Step], bin_of: &impl Fn(f64) -> u32) -> Vec<[u32; 6]> {
         .collect()
 }
 
-/// The row of a replay: its graph's row, or the unknown-graph row (the last).
-fn row_of(
-    replay: &Replay,
-    graphs: &[stepscope_analysis::passes::replay_coverage::GraphCoverage],
-) -> usize {
-    let last = graphs.len().saturating_sub(1);
-    match replay.graph {
-        Some(g) => graphs
-            .iter()
-            .position(|row| row.graph == Some(g))
-            .unwrap_or(last),
-        None => graphs
-            .iter()
-            .position(|row| row.graph.is_none())
-            .unwrap_or(last),
+/// The row of a replay by its graph: the graph's row, or the unknown-graph row (the last).
+struct RowOf {
+    by_graph: std::collections::HashMap<usize, usize>,
+    unknown: usize,
+}
+
+impl RowOf {
+    fn new(graphs: &[GraphCoverage]) -> Self {
+        let last = graphs.len().saturating_sub(1);
+        RowOf {
+            by_graph: graphs
+                .iter()
+                .enumerate()
+                .filter_map(|(row, g)| Some((g.graph?, row)))
+                .collect(),
+            unknown: graphs
+                .iter()
+                .position(|g| g.graph.is_none())
+                .unwrap_or(last),
+        }
+    }
+
+    fn get(&self, graph: Option<usize>) -> usize {
+        graph
+            .and_then(|g| self.by_graph.get(&g).copied())
+            .unwrap_or(self.unknown)
     }
 }
 

@@ -25,7 +25,7 @@ use stepscope_analysis::passes::stage_breakdown::{StageBreakdown, StageKey};
 use stepscope_analysis::{AnalysisOptions, TraceAnalysis, analyze};
 use stepscope_ingest::{ReadOptions, read_trace_file};
 use stepscope_model::Trace;
-use stepscope_report::html::{Page, Section};
+use stepscope_report::html::Page;
 use stepscope_report::schema::{
     Breakdown, Combined, CoverageNumbers, Document, FailedFile, FileReport, Ranges, Tool,
     UNREADABLE,
@@ -473,20 +473,18 @@ fn write_html(document: &Document, path: &Path) -> anyhow::Result<()> {
         ),
         more => format!("stepscope: {} files", more.len()),
     };
-    let page: Page = Page {
-        title,
-        intro: String::new(),
-        sections: vec![Section {
-            label: "analysis".to_owned(),
-            document,
-        }],
-        comparison: None,
-    };
-    let bytes = stepscope_report::html::write(&page, path)?;
+    let page = Page::single(title, "analysis".to_owned(), document);
+    write_page(&stepscope_report::html::render(&page), path)
+}
+
+/// Writes a rendered HTML page to `path` and says where on stderr (`analyze --html`,
+/// `diff --html`).
+pub(super) fn write_page(html: &str, path: &Path) -> anyhow::Result<()> {
+    fs_err::write(path, html)?;
     output::note(&format!(
         "html: wrote {} ({} KB); open it in a browser (it needs no network)",
         path.display(),
-        bytes.div_ceil(1024)
+        html.len().div_ceil(1024)
     ));
     Ok(())
 }

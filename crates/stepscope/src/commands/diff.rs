@@ -2,7 +2,7 @@
 //! compared per stage, kernel category and kernel; a stage holding a side's unrecorded
 //! replays is refused unless `--force`.
 
-use super::analyze::{AnalyzeSettings, Analyzed, analyze_files};
+use super::analyze::{AnalyzeSettings, Analyzed, analyze_files, write_page};
 use super::inputs::expand_inputs;
 use super::read_args::ReadArgs;
 use crate::Outcome;
@@ -328,13 +328,8 @@ pub fn run(args: DiffArgs) -> anyhow::Result<Outcome> {
             "stepscope diff: {} → {}",
             compared.diff.base.path, compared.diff.new.path
         );
-        let bytes =
-            stepscope_report::html::write(&html_page(&compared, title, String::new()), path)?;
-        output::note(&format!(
-            "html: wrote {} ({} KB); open it in a browser (it needs no network)",
-            path.display(),
-            bytes.div_ceil(1024)
-        ));
+        let page = html_page(&compared, title, String::new());
+        write_page(&stepscope_report::html::render(&page), path)?;
     }
     Ok(outcome(&compared.diff))
 }

@@ -8,7 +8,7 @@ use crate::commands::analyze::{AnalyzeSettings, analyze_paths, outcome};
 use std::path::PathBuf;
 use stepscope_analysis::combine::combine_verdicts;
 use stepscope_analysis::passes::replay_coverage::Verdict;
-use stepscope_report::html::{Page, Section};
+use stepscope_report::html::Page;
 use stepscope_report::schema::{Document, FileReport, UNREADABLE};
 use stepscope_report::terminal::{TableWidth, TerminalOptions};
 use stepscope_serving::profile::RunDir;
@@ -89,15 +89,11 @@ fn write_window(
     run.write(&document_path, json.as_bytes())?;
     run.write(&report_path, text.as_bytes())?;
     let html_path = format!("{}/report.html", window.dir);
-    let page: Page = Page {
-        title: format!("stepscope profile: {}", window.dir),
-        intro: String::new(),
-        sections: vec![Section {
-            label: window.dir.clone(),
-            document,
-        }],
-        comparison: None,
-    };
+    let page = Page::single(
+        format!("stepscope profile: {}", window.dir),
+        window.dir.clone(),
+        document,
+    );
     run.write(&html_path, stepscope_report::html::render(&page).as_bytes())?;
     let files: Vec<AnalysedFile> = document
         .files
