@@ -238,10 +238,11 @@ impl TraceReader for RpdJsonReader {
 
     fn read(
         inputs: &[Input<'_>],
-        _options: &ReadOptions,
+        options: &ReadOptions,
         builder: &mut TraceBuilder,
     ) -> Result<(), IngestError> {
-        rpd_json::read(first_input(inputs)?.bytes, builder)
+        let allow_truncated = options.kineto.allow_truncated;
+        rpd_json::read(first_input(inputs)?.bytes, allow_truncated, builder)
     }
 }
 
@@ -311,6 +312,10 @@ impl ReadOptions {
 }
 
 /// Reads one trace file, detecting compression and format from its content.
+///
+/// A compressed Kineto JSON file is parsed while it inflates (one thread inflating, the
+/// others parsing), never held inflated in memory; other compressed formats are inflated
+/// first.
 pub fn read_trace_file(path: &Path, options: &ReadOptions) -> Result<Trace, IngestError> {
     let io_error = |source| IngestError::Io {
         path: path.to_owned(),
@@ -319,25 +324,137 @@ pub fn read_trace_file(path: &Path, options: &ReadOptions) -> Result<Trace, Inge
     let file = fs_err::File::open(path).map_err(io_error)?;
     let mapped = source::map_file(file.file()).map_err(io_error)?;
     let compression = Compression::detect(&mapped);
-    let mut partial_inflate = None;
-    let bytes = if compression == Compression::None {
-        mapped
-    } else {
-        let (inflated, failure) = source::inflate(&mapped, compression);
-        if let Some(failure) = failure {
-            if !options.kineto.allow_truncated {
+    if compression == Compression::None {
+        return read_decompressed(path, &mapped, true, None, options);
+    }
+    read_compressed(path, &mapped, compression, options)
+}
+
+/// Inflated pieces handed from the inflating thread to the reader, and how many may wait.
+const PIECE: usize = 1 << 20;
+const PIECES_WAITING: usize = 4;
+/// How much inflated text decides the format before the rest is read.
+const HEAD: usize = 1 << 20;
+
+fn read_compressed(
+    path: &Path,
+    compressed: &[u8],
+    compression: Compression,
+    options: &ReadOptions,
+) -> Result<Trace, IngestError> {
+    std::thread::scope(|scope| {
+        let (sender, receiver) = std::sync::mpsc::sync_channel::<Vec<u8>>(PIECES_WAITING);
+        let inflater = scope.spawn(move || {
+            source::inflate_pieces(compressed, compression, PIECE, |piece| {
+                sender.send(piece).is_ok()
+            })
+        });
+        let mut pieces = receiver.into_iter();
+        let mut head = Vec::new();
+        while head.len() < HEAD {
+            let Some(piece) = pieces.next() else { break };
+            head.extend_from_slice(&piece);
+        }
+        let streamed = streams(&head, options)
+            .then(|| stream_kineto(std::mem::take(&mut head), &mut pieces, options));
+        let mut inflated = head;
+        if streamed.is_none() {
+            pieces.for_each(|piece| inflated.extend_from_slice(&piece));
+        } else {
+            drop(pieces);
+        }
+        let (produced, failure) = inflater.join().unwrap_or_else(|_| {
+            let panic = std::io::Error::other("the inflating thread panicked");
+            (
+                0,
+                Some(source::InflateFailure {
+                    compressed_offset: 0,
+                    source: panic,
+                }),
+            )
+        });
+        let partial = match failure {
+            Some(failure) if !options.kineto.allow_truncated => {
                 return Err(IngestError::Decompress {
                     path: path.to_owned(),
                     compressed_offset: failure.compressed_offset,
-                    decompressed_bytes: inflated.len() as u64,
+                    decompressed_bytes: produced,
                     source: failure.source,
                 });
             }
-            partial_inflate = Some(failure.compressed_offset);
+            failure => failure.map(|failure| failure.compressed_offset),
+        };
+        match streamed {
+            Some(read) => {
+                let mut trace = read.map_err(|failure| failure.with_path(path))?;
+                if let Some(offset) = partial {
+                    mark_inflate_partial(&mut trace, offset);
+                }
+                Ok(trace)
+            }
+            None => read_decompressed(path, &inflated, false, partial, options),
         }
-        source::Bytes::Owned(inflated)
-    };
-    if let Some(offset) = partial_inflate.filter(|_| is_blank(&bytes)) {
+    })
+}
+
+/// Whether a compressed file whose inflated text begins with `head` is read while it
+/// inflates: Kineto JSON (the format of `.json.gz` profiles), by `--format` or by content.
+fn streams(head: &[u8], options: &ReadOptions) -> bool {
+    if is_blank(head) {
+        return false;
+    }
+    match options.format {
+        Some(format) => format == TraceFormat::KinetoJson,
+        None => {
+            recognise_other(head).is_none()
+                && TraceFormat::detect(head) == Some(TraceFormat::KinetoJson)
+        }
+    }
+}
+
+/// Reads a Kineto JSON document that arrives in pieces (decompressed text, in order), as
+/// they come: what [`read_trace_bytes`] gives on the whole text, without holding it.
+/// `.json.gz` and `.json.zst` files are read this way by [`read_trace_file`].
+pub fn read_kineto_stream(
+    pieces: impl IntoIterator<Item = Vec<u8>>,
+    options: &ReadOptions,
+) -> Result<Trace, IngestError> {
+    let mut pieces = pieces.into_iter();
+    let mut head = Vec::new();
+    while head.len() < HEAD {
+        let Some(piece) = pieces.next() else { break };
+        head.extend_from_slice(&piece);
+    }
+    if is_blank(&head) {
+        return Err(IngestError::Empty { path: None });
+    }
+    stream_kineto(head, &mut pieces, options)
+}
+
+/// Reads a Kineto document from `head` (its first inflated bytes) and the pieces after it.
+fn stream_kineto(
+    head: Vec<u8>,
+    rest: &mut dyn Iterator<Item = Vec<u8>>,
+    options: &ReadOptions,
+) -> Result<Trace, IngestError> {
+    let mut builder = TraceBuilder::new();
+    let mut all = std::iter::once(head).chain(rest);
+    kineto_json::read_pieces(&mut all, &options.kineto, &mut builder)
+        .map_err(IngestError::from_read_failure)?;
+    validate::validate(&mut builder);
+    Ok(builder.finish())
+}
+
+/// Reads a file's decompressed `bytes` (`as_stored`: the file's own bytes, not inflated);
+/// `partial_inflate` is where its compressed stream broke, if it did.
+fn read_decompressed(
+    path: &Path,
+    bytes: &[u8],
+    as_stored: bool,
+    partial_inflate: Option<u64>,
+    options: &ReadOptions,
+) -> Result<Trace, IngestError> {
+    if let Some(offset) = partial_inflate.filter(|_| is_blank(bytes)) {
         // The stream broke before any JSON came out: a cut file, not an empty one.
         let mut trace = Trace::default();
         trace.stats.truncated_at_byte = Some(0);
@@ -345,11 +462,11 @@ pub fn read_trace_file(path: &Path, options: &ReadOptions) -> Result<Trace, Inge
         return Ok(trace);
     }
     let label = path.display().to_string();
-    let companions = companion_tables(path, &bytes, options)?;
+    let companions = companion_tables(path, bytes, options)?;
     let mut inputs = vec![Input {
         label: &label,
-        bytes: &bytes,
-        path: (compression == Compression::None).then_some(path),
+        bytes,
+        path: as_stored.then_some(path),
     }];
     inputs.extend(
         companions
@@ -386,6 +503,19 @@ fn companion_tables(
         tables.push((companion.display().to_string(), bytes));
     }
     Ok(tables)
+}
+
+/// Marks an import partial at the byte of the decompressed text where its JSON broke: the
+/// events before it were kept (`allow_truncated`). Every JSON reader reports a break so.
+pub(crate) fn mark_truncated(builder: &mut TraceBuilder, offset: u64) {
+    let stats = builder.stats_mut();
+    stats.truncated_at_byte = Some(offset);
+    stats.add(
+        "input_truncated",
+        Severity::Error,
+        "The input broke off or was corrupt; only the events before the break were read",
+        1,
+    );
 }
 
 fn mark_inflate_partial(trace: &mut Trace, compressed_offset: u64) {

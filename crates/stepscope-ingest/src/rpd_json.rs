@@ -225,21 +225,34 @@ impl<'de> Visitor<'de> for ArrayVisitor<'_, '_> {
 }
 
 /// Reads an rpd2tracing document into `builder`.
-pub fn read(bytes: &[u8], builder: &mut TraceBuilder) -> Result<(), IngestError> {
+///
+/// With `allow_truncated`, a break in the JSON keeps the events before it (they are read
+/// into the sink as the array streams) and marks the import partial at its byte.
+pub fn read(
+    bytes: &[u8],
+    allow_truncated: bool,
+    builder: &mut TraceBuilder,
+) -> Result<(), IngestError> {
     let mut sink = Sink::default();
     let mut deserializer = serde_json::Deserializer::from_slice(bytes);
-    deserializer
+    let parsed = deserializer
         .deserialize_seq(ArrayVisitor {
             sink: &mut sink,
             builder,
         })
-        .and_then(|()| deserializer.end())
-        .map_err(|e| IngestError::Json {
-            path: None,
-            offset: line_offset(bytes, e.line(), e.column()),
-            message: e.to_string(),
-            truncated: e.is_eof(),
-        })?;
+        .and_then(|()| deserializer.end());
+    if let Err(error) = parsed {
+        let offset = line_offset(bytes, error.line(), error.column());
+        if !allow_truncated {
+            return Err(IngestError::Json {
+                path: None,
+                offset,
+                message: error.to_string(),
+                truncated: error.is_eof(),
+            });
+        }
+        crate::mark_truncated(builder, offset);
+    }
     builder.counts_mut().events += sink.events;
     let (calls, ops) = split(&sink);
     let links = link(&sink, &calls, &ops);

@@ -1,4 +1,4 @@
-//! Getting a file's bytes: mapped when plain, inflated when gzip or zstd.
+//! Getting a file's bytes: mapped when plain, inflated in pieces when gzip or zstd.
 
 use memmap2::Mmap;
 use std::io::Read;
@@ -65,66 +65,62 @@ pub(crate) fn map_file(file: &std::fs::File) -> std::io::Result<Bytes> {
     Ok(Bytes::Mapped(map))
 }
 
-/// Inflates `compressed` fully, or as far as it goes, returning what came out and, if it
-/// stopped early, where.
-pub(crate) fn inflate(
+/// Inflates `compressed` in pieces of `piece` bytes, handing each to `send` as it comes out
+/// (it returns `false` when the reader wants no more); returns how many bytes came out and,
+/// if the stream stopped early, where.
+pub(crate) fn inflate_pieces(
     compressed: &[u8],
     compression: Compression,
-) -> (Vec<u8>, Option<InflateFailure>) {
+    piece: usize,
+    mut send: impl FnMut(Vec<u8>) -> bool,
+) -> (u64, Option<InflateFailure>) {
     let mut counter = CountingReader {
         inner: compressed,
         consumed: 0,
     };
-    let mut output = Vec::with_capacity(size_hint(compressed, compression));
+    let mut produced = 0;
+    let mut forward = |reader: &mut dyn Read| -> std::io::Result<()> {
+        loop {
+            let mut buffer = vec![0u8; piece];
+            let (filled, error) = fill(reader, &mut buffer);
+            buffer.truncate(filled);
+            produced += filled as u64;
+            let wanted = filled == 0 || send(buffer);
+            match error {
+                Some(error) => return Err(error),
+                None if filled == 0 || !wanted => return Ok(()),
+                None => {}
+            }
+        }
+    };
     let result = match compression {
-        Compression::Gzip => read_all(flate2::read::MultiGzDecoder::new(&mut counter), &mut output),
+        Compression::Gzip => forward(&mut flate2::read::MultiGzDecoder::new(&mut counter)),
         Compression::Zstd => match zstd::stream::read::Decoder::with_buffer(&mut counter) {
-            Ok(decoder) => read_all(decoder, &mut output),
+            Ok(mut decoder) => forward(&mut decoder),
             Err(error) => Err(error),
         },
-        Compression::None => {
-            output.extend_from_slice(compressed);
-            Ok(())
-        }
+        Compression::None => forward(&mut counter),
     };
     let failure = result.err().map(|source| InflateFailure {
         compressed_offset: counter.consumed,
         source,
     });
-    (output, failure)
+    (produced, failure)
 }
 
-/// Reads to the end, keeping whatever was produced before an error.
-fn read_all(mut reader: impl Read, output: &mut Vec<u8>) -> std::io::Result<()> {
-    let mut chunk = vec![0u8; 1 << 20];
-    loop {
-        match reader.read(&mut chunk) {
-            Ok(0) => return Ok(()),
-            Ok(n) => output.extend_from_slice(&chunk[..n]),
+/// Reads until `buffer` is full or the stream ends or fails: how many bytes came, and the
+/// error that stopped it (the bytes before it are kept).
+fn fill(reader: &mut dyn Read, buffer: &mut [u8]) -> (usize, Option<std::io::Error>) {
+    let mut filled = 0;
+    while filled < buffer.len() {
+        match reader.read(&mut buffer[filled..]) {
+            Ok(0) => break,
+            Ok(n) => filled += n,
             Err(error) if error.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(error) => return Err(error),
+            Err(error) => return (filled, Some(error)),
         }
     }
-}
-
-/// The gzip trailer holds the last member's size modulo 2³²; use it only as a hint, and
-/// never beyond what deflate can produce (about 1032:1), since a cut or corrupt file's last
-/// four bytes are arbitrary.
-fn size_hint(compressed: &[u8], compression: Compression) -> usize {
-    let ceiling = compressed.len().saturating_mul(1032).min(1 << 30);
-    let fallback = compressed.len().saturating_mul(8).min(ceiling);
-    if compression != Compression::Gzip || compressed.len() < 18 {
-        return fallback;
-    }
-    let tail: [u8; 4] = compressed[compressed.len() - 4..]
-        .try_into()
-        .unwrap_or([0; 4]);
-    let stated = u32::from_le_bytes(tail) as usize;
-    if stated >= compressed.len() {
-        stated.min(ceiling)
-    } else {
-        fallback
-    }
+    (filled, None)
 }
 
 struct CountingReader<'a> {
@@ -161,11 +157,20 @@ mod tests {
         let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
         encoder.write_all(text.as_bytes()).unwrap();
         let gz = encoder.finish().unwrap();
-        let (whole, failure) = inflate(&gz, Compression::Gzip);
+        let inflate = |compressed: &[u8]| {
+            let mut out = Vec::new();
+            let (count, failure) = inflate_pieces(compressed, Compression::Gzip, 4096, |piece| {
+                out.extend_from_slice(&piece);
+                true
+            });
+            assert_eq!(count, out.len() as u64);
+            (out, failure)
+        };
+        let (whole, failure) = inflate(&gz);
         assert!(failure.is_none());
-        assert_eq!(whole.len(), text.len());
+        assert_eq!(whole, text.as_bytes());
         let cut = &gz[..gz.len() / 2];
-        let (partial, failure) = inflate(cut, Compression::Gzip);
+        let (partial, failure) = inflate(cut);
         assert!(failure.is_some());
         assert!(!partial.is_empty(), "the first half inflates to something");
         assert!(text.as_bytes().starts_with(&partial));

@@ -53,18 +53,27 @@ fn classify_category(category: &str) -> CategoryClass {
     }
 }
 
+/// Whether a complete (`X`) event of `category` is only counted, none of its other fields
+/// read: the lexer may skip them unread.
+pub(crate) fn only_counted(category: &str) -> bool {
+    matches!(
+        classify_category(category),
+        CategoryClass::PythonFunction | CategoryClass::Ignored
+    )
+}
+
 /// Adds one event to the builder, counting whatever it cannot use.
-pub(crate) fn add_event(builder: &mut TraceBuilder, event: RawEvent<'_>) {
+pub(crate) fn add_event(builder: &mut TraceBuilder, event: &RawEvent<'_>) {
     builder.counts_mut().events += 1;
-    count_unknown_keys(builder, &event);
+    count_unknown_keys(builder, event);
     let phase = event.phase.as_ref().map_or("", |p| &*p.0);
-    if phase != "X" && add_incomplete_gpu_or_runtime(builder, &event) {
+    if phase != "X" && add_incomplete_gpu_or_runtime(builder, event) {
         return;
     }
     match phase {
-        "X" => add_complete_event(builder, &event),
-        "M" => add_metadata_event(builder, &event),
-        "s" | "f" | "t" => add_flow_event(builder, &event, phase),
+        "X" => add_complete_event(builder, event),
+        "M" => add_metadata_event(builder, event),
+        "s" | "f" | "t" => add_flow_event(builder, event, phase),
         "" => builder.stats_mut().add(
             "event_without_phase",
             Severity::Info,

@@ -3,19 +3,22 @@
 //! Accepts an object with `traceEvents` (header keys before or after it) or a bare
 //! top-level array of events; the 2021 legacy schema (`Kernel`/`Runtime`/`Operator`
 //! categories, `"stream 7"` thread ids, `external id`); numbers written as strings.
-//! Events are deserialized one at a time from the input bytes, borrowing strings, never
-//! as a whole-document tree; large inputs are split across threads (see `scan`).
+//! Events are read one at a time straight from the input bytes by a lexer made for trace
+//! events (`lex`), borrowing strings, never as a whole-document tree; large inputs are
+//! split across threads (see `scan`).
 
 mod events;
 mod header;
+mod lex;
 mod raw;
 mod scan;
+mod stream;
 
 use scan::{parse_array, parse_one, skip_whitespace};
 use serde_json::Value;
 use std::sync::Arc;
 use std::sync::atomic::AtomicU64;
-use stepscope_model::{Severity, TraceBuilder};
+use stepscope_model::TraceBuilder;
 
 pub(crate) use scan::ParseFailure;
 
@@ -50,6 +53,10 @@ pub struct KinetoJsonOptions {
     pub allow_truncated: bool,
     /// Bytes parsed so far, for a progress bar. Default: none.
     pub progress: Option<Arc<AtomicU64>>,
+    /// When reading a stream (a compressed file as it inflates), about how many bytes of
+    /// events a thread parses at a time; `0` (the default) means 4 MiB. Memory in flight
+    /// is about twice this per thread.
+    pub segment_bytes: usize,
 }
 
 impl KinetoJsonOptions {
@@ -63,6 +70,19 @@ impl KinetoJsonOptions {
     pub fn with_allow_truncated(mut self, allow: bool) -> Self {
         self.allow_truncated = allow;
         self
+    }
+
+    /// Options that parse streams in segments of about `bytes` (`0`: 4 MiB).
+    pub fn with_segment_bytes(mut self, bytes: usize) -> Self {
+        self.segment_bytes = bytes;
+        self
+    }
+
+    fn segment_size(&self) -> usize {
+        match self.segment_bytes {
+            0 => stream::SEGMENT,
+            n => n,
+        }
     }
 
     /// Options that report parsed bytes into `counter`.
@@ -123,7 +143,7 @@ pub(crate) fn read(
         Some(b'[') => read_events(bytes, start + 1, options, builder)
             .and_then(|end| expect_end(bytes, end))
             .map_err(ReadFailure::Parse),
-        Some(b'{') => read_object(bytes, start + 1, options, builder)
+        Some(b'{') => read_object(bytes, start + 1, options, builder, false)
             .and_then(|end| Ok(expect_end(bytes, end)?)),
         Some(_) => Err(ReadFailure::Parse(ParseFailure {
             offset: start as u64,
@@ -141,15 +161,24 @@ pub(crate) fn read(
     }
 }
 
+/// Reads a Kineto document arriving in pieces (inflating as it is read), with the same
+/// results as [`read`] on the whole text, in memory bounded by the pieces in flight.
+pub(crate) fn read_pieces(
+    pieces: &mut dyn Iterator<Item = Vec<u8>>,
+    options: &KinetoJsonOptions,
+    builder: &mut TraceBuilder,
+) -> Result<(), ReadFailure> {
+    match stream::read(pieces, options, builder) {
+        Err(ReadFailure::Parse(failure)) if options.allow_truncated => {
+            mark_partial(builder, &failure);
+            Ok(())
+        }
+        other => other,
+    }
+}
+
 fn mark_partial(builder: &mut TraceBuilder, failure: &ParseFailure) {
-    let stats = builder.stats_mut();
-    stats.truncated_at_byte = Some(failure.offset);
-    stats.add(
-        "input_truncated",
-        Severity::Error,
-        "The input broke off or was corrupt; only the events before the break were read",
-        1,
-    );
+    crate::mark_truncated(builder, failure.offset);
 }
 
 fn read_events(
@@ -185,65 +214,82 @@ fn expect_end(bytes: &[u8], end: usize) -> Result<(), ParseFailure> {
     })
 }
 
-/// Reads the top-level object after its `{`; returns the offset just past its `}`.
+/// Reads the top-level object's members from `pos` (after its `{`, or after its
+/// `traceEvents` array when `saw_events`); returns the offset just past its `}`.
 fn read_object(
     bytes: &[u8],
     mut pos: usize,
     options: &KinetoJsonOptions,
     builder: &mut TraceBuilder,
+    mut saw_events: bool,
 ) -> Result<usize, ReadFailure> {
-    let mut saw_events = false;
     loop {
-        pos = skip_whitespace(bytes, pos);
-        match bytes.get(pos) {
-            Some(b'}') => break,
-            Some(b',') => {
-                pos += 1;
-                continue;
+        let (member, next) = next_member(bytes, pos)?;
+        pos = match member {
+            Member::Close if saw_events => return Ok(next),
+            // Read to its closing `}`: a whole object, not a cut one, so not a truncated trace.
+            Member::Close => {
+                return Err(ReadFailure::NotATrace {
+                    reason: "the JSON object has no `traceEvents` key".to_owned(),
+                });
             }
-            None => return Err(unexpected_end(bytes).into()),
-            Some(_) => {}
-        }
-        let (key, after_key) = parse_one::<String>(bytes, pos)?;
-        pos = expect_colon(bytes, after_key)?;
-        if key == "traceEvents" {
-            pos = read_trace_events(bytes, pos, options, builder)?;
-            saw_events = true;
-        } else {
-            let (value, next) = parse_one::<Value>(bytes, pos)?;
-            if !header::apply_header_key(builder.metadata_mut(), &key, &value) {
-                *builder
-                    .stats_mut()
-                    .unknown_fields
-                    .entry(format!("header.{key}"))
-                    .or_default() += 1;
+            Member::Events => {
+                saw_events = true;
+                read_events(bytes, next, options, builder)?
             }
-            pos = next;
-        }
-    }
-    if saw_events {
-        Ok(pos + 1)
-    } else {
-        // Read to its closing `}`: a whole object, not a cut one, so not a truncated trace.
-        Err(ReadFailure::NotATrace {
-            reason: "the JSON object has no `traceEvents` key".to_owned(),
-        })
+            Member::Header(key, value) => {
+                apply_header(builder, &key, &value);
+                next
+            }
+        };
     }
 }
 
-fn read_trace_events(
-    bytes: &[u8],
-    pos: usize,
-    options: &KinetoJsonOptions,
-    builder: &mut TraceBuilder,
-) -> Result<usize, ReadFailure> {
+/// One member of the top-level object, or its end.
+#[derive(Debug)]
+enum Member {
+    /// A header key and its value.
+    Header(String, Value),
+    /// `"traceEvents": [`: the offset returned is just past the `[`.
+    Events,
+    /// The closing `}`.
+    Close,
+}
+
+/// The member at `pos` (after `{` or a previous member) and the offset just past it.
+fn next_member(bytes: &[u8], mut pos: usize) -> Result<(Member, usize), ReadFailure> {
+    loop {
+        pos = skip_whitespace(bytes, pos);
+        match bytes.get(pos) {
+            Some(b'}') => return Ok((Member::Close, pos + 1)),
+            Some(b',') => pos += 1,
+            None => return Err(unexpected_end(bytes).into()),
+            Some(_) => break,
+        }
+    }
+    let (key, after_key) = parse_one::<String>(bytes, pos)?;
+    let pos = expect_colon(bytes, after_key)?;
+    if key != "traceEvents" {
+        let (value, next) = parse_one::<Value>(bytes, pos)?;
+        return Ok((Member::Header(key, value), next));
+    }
     let pos = skip_whitespace(bytes, pos);
     match bytes.get(pos) {
-        Some(b'[') => Ok(read_events(bytes, pos + 1, options, builder)?),
+        Some(b'[') => Ok((Member::Events, pos + 1)),
         None => Err(unexpected_end(bytes).into()),
         Some(_) => Err(ReadFailure::NotATrace {
             reason: format!("its `traceEvents` (at byte {pos}) is not an array"),
         }),
+    }
+}
+
+fn apply_header(builder: &mut TraceBuilder, key: &str, value: &Value) {
+    if !header::apply_header_key(builder.metadata_mut(), key, value) {
+        *builder
+            .stats_mut()
+            .unknown_fields
+            .entry(format!("header.{key}"))
+            .or_default() += 1;
     }
 }
 

@@ -1,8 +1,10 @@
 //! One Chrome-trace event as it stands in the file, strings borrowed from the input.
 //!
-//! Hand-written visitors instead of derive: unknown keys are counted by name, numbers are
-//! accepted as numbers or as strings (some writers quote them), and `args` keeps only the
-//! handful of fields stepscope reads, skipping the rest without building values.
+//! `lex.rs` fills these straight from the bytes. The serde visitors below are the reading
+//! it replaced and now its reference: the lexer's tests check that both read the same
+//! events and refuse the same malformed ones. They count unknown keys by name, accept
+//! numbers as numbers or as strings (some writers quote them), and keep only the handful
+//! of `args` fields stepscope reads.
 
 use serde::de::{self, Deserialize, Deserializer, IgnoredAny, MapAccess, Visitor};
 use std::borrow::Cow;
@@ -209,7 +211,7 @@ pub(crate) struct RawEvent<'a> {
 }
 
 /// Keys of the Chrome trace-event format that stepscope does not need.
-const IGNORED_KEYS: [&str; 15] = [
+pub(crate) const IGNORED_KEYS: [&str; 15] = [
     "tts",
     "tdur",
     "bp",

@@ -106,6 +106,7 @@ pub(crate) fn parse_chunk(
     progress: Option<&AtomicU64>,
 ) -> ChunkOutcome {
     let mut builder = TraceBuilder::new();
+    let mut event = RawEvent::default();
     let mut pos = start;
     let mut expect_value = true;
     let mut reported = start;
@@ -140,9 +141,9 @@ pub(crate) fn parse_chunk(
                 if pos >= limit {
                     return outcome(builder, pos, false, None);
                 }
-                match parse_one::<RawEvent>(bytes, pos) {
-                    Ok((event, next)) => {
-                        add_event(&mut builder, event);
+                match super::lex::event(bytes, pos, &mut event) {
+                    Ok(next) => {
+                        add_event(&mut builder, &event);
                         pos = next;
                         expect_value = false;
                     }

@@ -19,14 +19,14 @@ pub enum Mutation {
 }
 
 /// Bytes that matter to JSON and to the event-boundary guesser, and a few that do not.
-fn interesting_byte() -> impl Strategy<Value = u8> {
+pub fn interesting_byte() -> impl Strategy<Value = u8> {
     prop_oneof![
         3 => prop::sample::select(b"{}[],:\"\\ \n0-.eEtfnu/".to_vec()),
         1 => any::<u8>(),
     ]
 }
 
-fn mutation() -> impl Strategy<Value = Mutation> {
+pub fn mutation() -> impl Strategy<Value = Mutation> {
     prop_oneof![
         (any::<Index>(), interesting_byte()).prop_map(|(i, b)| Mutation::Set(i, b)),
         (any::<Index>(), interesting_byte()).prop_map(|(i, b)| Mutation::Insert(i, b)),
@@ -36,7 +36,7 @@ fn mutation() -> impl Strategy<Value = Mutation> {
 }
 
 /// Applies `mutation` to `bytes`; positions fall in `[from, bytes.len())`.
-fn apply(bytes: &mut Vec<u8>, mutation: &Mutation, from: usize) {
+pub fn apply(bytes: &mut Vec<u8>, mutation: &Mutation, from: usize) {
     let span = bytes.len().saturating_sub(from);
     if span == 0 {
         return;

@@ -18,6 +18,7 @@ mod nsys_sqlite;
 mod rocprof_csv;
 mod rocprof_json;
 mod rpd;
+mod stream;
 mod truncation;
 mod valid_docs;
 mod validate;

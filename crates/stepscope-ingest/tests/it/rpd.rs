@@ -99,3 +99,42 @@ fn an_rpd_cut_short_is_an_error_naming_it_or_partial_when_allowed() {
         }
     }
 }
+
+/// rpd2tracing JSON cut anywhere: an error at the cut, or with `allow_truncated` the events
+/// before it, marked partial at the same byte (the fuzz targets found `--allow-truncated`
+/// had no effect on this format).
+#[test]
+fn an_rpd2tracing_file_cut_short_keeps_what_came_before_when_allowed() {
+    let bytes = std::fs::read(shared(
+        "rocmprofiledata/examples/rocm-profile-data/results/matmul_result.json",
+    ))
+    .expect("read");
+    let format = Some(stepscope_ingest::TraceFormat::RpdJson);
+    let strict = ReadOptions::default().with_format(format);
+    let lenient = strict
+        .clone()
+        .with_kineto(stepscope_ingest::KinetoJsonOptions::default().with_allow_truncated(true));
+    let whole = read_trace_bytes(&bytes, &strict).expect("whole");
+    let mut fewer = 0;
+    for eighth in 1..8 {
+        let cut = &bytes[..bytes.len() * eighth / 8];
+        let Err(IngestError::Json { offset, .. }) = read_trace_bytes(cut, &strict) else {
+            panic!("cut at {eighth}/8 read without an error");
+        };
+        let partial = read_trace_bytes(cut, &lenient).expect("partial");
+        assert_eq!(
+            partial.stats.truncated_at_byte,
+            Some(offset),
+            "cut at {eighth}/8"
+        );
+        assert!(partial.gpu.len() <= whole.gpu.len());
+        fewer += usize::from(
+            partial.gpu.len() + partial.runtime.len() < whole.gpu.len() + whole.runtime.len(),
+        );
+    }
+    assert!(fewer > 0, "no cut lost an event: the test cuts nothing");
+    assert!(
+        read_trace_bytes(&bytes[..bytes.len() / 2], &lenient)
+            .is_ok_and(|t| !t.runtime.is_empty() || !t.gpu.is_empty())
+    );
+}

@@ -1,0 +1,825 @@
+//! One trace event read straight from the bytes, without serde.
+//!
+//! A Chrome-trace event is a flat object whose few interesting keys are known; everything
+//! else (most of `args`, every key of a CPU op) is skipped. A general deserializer spends
+//! most of its time on what is then dropped: building each key as a `&str` (UTF-8 checked),
+//! walking a visitor per value, moving a large event struct through `Result`s. This reader
+//! compares keys as bytes, checks UTF-8 only on the strings it keeps, skips values by
+//! grammar alone, and fills one [`RawEvent`] in place. It still checks the JSON grammar of
+//! every byte it passes (a skipped value must be a well-formed value): a corrupt file fails
+//! at the same place as before, and a cut one reports the end of its bytes.
+//!
+//! What it accepts is what serde_json accepted through the visitors of `raw.rs`, tested by
+//! the ingest crate's property tests (generated, mutated and cut documents) against
+//! serde_json's own reading: numbers as numbers or strings, unknown keys counted, an
+//! `args` of `null` as no args, and nothing else but objects where objects belong.
+
+use super::raw::{Args, IGNORED_KEYS, Number, RawEvent, Text};
+use super::scan::ParseFailure;
+use std::borrow::Cow;
+
+/// Reads the event object starting at `pos` (on its `{`) into `event` (whatever it held is
+/// replaced); returns the offset just past its `}`.
+pub(crate) fn event<'a>(
+    bytes: &'a [u8],
+    pos: usize,
+    event: &mut RawEvent<'a>,
+) -> Result<usize, ParseFailure> {
+    *event = RawEvent::default();
+    let mut lexer = Lexer { bytes, pos };
+    match lexer.event(event) {
+        Ok(()) => Ok(lexer.pos),
+        Err(fail) => Err(fail.into_failure(bytes.len())),
+    }
+}
+
+/// Where reading failed and why (at or past the end: the bytes ran out).
+#[derive(Debug)]
+struct Fail {
+    offset: usize,
+    message: Message,
+}
+
+/// A failure's message: a thin pointer, so a `Result<(), Fail>` is two words and comes back
+/// in registers.
+type Message = &'static &'static str;
+
+impl Fail {
+    fn into_failure(self, len: usize) -> ParseFailure {
+        // Past the end is where the bytes ran out; a break in the last byte is a truncation
+        // whatever it looked like (`1.` at the end).
+        let at_end = self.offset + 1 >= len;
+        ParseFailure {
+            offset: if at_end { len } else { self.offset } as u64,
+            message: (*self.message).to_owned(),
+            at_end_of_input: at_end,
+        }
+    }
+}
+
+type Step<T> = Result<T, Fail>;
+
+/// Containers nested deeper than this are refused, as serde_json refuses them.
+const MAX_DEPTH: u32 = 128;
+
+struct Lexer<'a> {
+    bytes: &'a [u8],
+    pos: usize,
+}
+
+impl<'a> Lexer<'a> {
+    #[cold]
+    fn fail(&self, message: Message) -> Fail {
+        Fail {
+            offset: self.pos,
+            message,
+        }
+    }
+
+    #[cold]
+    fn end(&self) -> Fail {
+        Fail {
+            offset: self.bytes.len(),
+            message: &"the JSON text ends inside an event",
+        }
+    }
+
+    #[inline(always)]
+    fn skip_whitespace(&mut self) {
+        while let Some(b' ' | b'\n' | b'\r' | b'\t') = self.bytes.get(self.pos) {
+            self.pos += 1;
+        }
+    }
+
+    /// The next byte that is not whitespace, not consumed.
+    #[inline(always)]
+    fn peek(&mut self) -> Step<u8> {
+        self.skip_whitespace();
+        self.bytes.get(self.pos).copied().ok_or_else(|| self.end())
+    }
+
+    #[inline(always)]
+    fn expect(&mut self, byte: u8, message: Message) -> Step<()> {
+        if self.peek()? == byte {
+            self.pos += 1;
+            Ok(())
+        } else {
+            Err(self.fail(message))
+        }
+    }
+
+    /// After a member: `true` at `,` (another follows), `false` at the closing `close`.
+    #[inline(always)]
+    fn next_member(&mut self, close: u8, message: Message) -> Step<bool> {
+        match self.peek()? {
+            b',' => {
+                self.pos += 1;
+                Ok(true)
+            }
+            b if b == close => {
+                self.pos += 1;
+                Ok(false)
+            }
+            _ => Err(self.fail(message)),
+        }
+    }
+
+    /// Steps past `{` and says whether the object has a first key (`false`: it was `{}`).
+    fn open_object(&mut self, message: Message) -> Step<bool> {
+        self.expect(b'{', message)?;
+        if self.peek()? == b'}' {
+            self.pos += 1;
+            return Ok(false);
+        }
+        Ok(true)
+    }
+
+    /// A key and its colon.
+    #[inline(always)]
+    fn key(&mut self) -> Step<Raw<'a>> {
+        if self.peek()? != b'"' {
+            return Err(self.fail(&"expected a key (a string) in an object"));
+        }
+        let key = self.string()?;
+        self.expect(b':', &"expected `:` after a key")?;
+        Ok(key)
+    }
+
+    /// Reads an event. Its phase and category are read at once; the fields that only a
+    /// kept event needs (name, numbers, `args`) are checked and stepped over, their places
+    /// noted, and read only once the whole object says the event is kept: most of a
+    /// `with_stack` trace is Python functions that are only counted, and a writer may put
+    /// `ph` and `cat` after the other keys (tools that sort keys do).
+    fn event(&mut self, event: &mut RawEvent<'a>) -> Step<()> {
+        if !self.open_object(&"expected a trace event object (`{`)")? {
+            return Ok(());
+        }
+        let mut later = Later::default();
+        loop {
+            let key = self.key()?;
+            self.event_member(event, &mut later, key)?;
+            if !self.next_member(b'}', &"expected `,` or `}` after a value in an event")? {
+                break;
+            }
+        }
+        let end = self.pos;
+        self.read_later(event, &later)?;
+        self.pos = end;
+        Ok(())
+    }
+
+    fn event_member(
+        &mut self,
+        event: &mut RawEvent<'a>,
+        later: &mut Later,
+        key: Raw<'a>,
+    ) -> Step<()> {
+        let malformed = &mut event.malformed_fields;
+        match key.bytes() {
+            b"ph" => event.phase = self.text_or_count(malformed)?,
+            b"cat" => event.category = self.text_or_count(malformed)?,
+            b"name" => later.name = Some(self.step_over()?),
+            b"pid" => later.pid = Some(self.step_over()?),
+            b"tid" => later.tid = Some(self.step_over()?),
+            b"ts" => later.ts = Some(self.step_over()?),
+            b"dur" => later.dur = Some(self.step_over()?),
+            b"id" => later.id = Some(self.step_over()?),
+            b"args" => later.args = Some(self.step_over_args()?),
+            other => {
+                self.skip_value(0)?;
+                if !IGNORED_KEYS
+                    .iter()
+                    .any(|ignored| ignored.as_bytes() == other)
+                {
+                    let at = self.pos;
+                    let key = key.into_text().ok_or(Fail {
+                        offset: at,
+                        message: &"a key is not valid UTF-8",
+                    })?;
+                    event.unknown_keys.push(key);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Steps over a value, returning where it starts.
+    fn step_over(&mut self) -> Step<usize> {
+        self.skip_whitespace();
+        let at = self.pos;
+        self.skip_value(1)?;
+        Ok(at)
+    }
+
+    /// Steps over `args`, which must be an object or `null` in any event.
+    fn step_over_args(&mut self) -> Step<usize> {
+        let at = self.pos;
+        match self.peek()? {
+            b'n' => self.literal(b"null")?,
+            b'{' => self.skip_object(1)?,
+            _ => return Err(self.fail(&"expected an args object (`{` or `null`)")),
+        }
+        Ok(at)
+    }
+
+    /// Reads the noted fields of a kept event; of one that is only counted, only whether
+    /// its name was a string.
+    fn read_later(&mut self, event: &mut RawEvent<'a>, later: &Later) -> Step<()> {
+        if only_counted(event) {
+            if later.name.is_some_and(|at| self.bytes[at] != b'"') {
+                event.malformed_fields += 1;
+            }
+            return Ok(());
+        }
+        if let Some(at) = later.name {
+            self.pos = at;
+            event.name = self.text_or_count(&mut event.malformed_fields)?;
+        }
+        event.pid = self.number_at(later.pid)?;
+        event.tid = self.number_at(later.tid)?;
+        event.ts = self.number_at(later.ts)?;
+        event.dur = self.number_at(later.dur)?;
+        event.id = self.number_at(later.id)?;
+        if let Some(at) = later.args {
+            self.pos = at;
+            event.args = self.args()?;
+        }
+        Ok(())
+    }
+
+    fn number_at(&mut self, at: Option<usize>) -> Step<Option<Number<'a>>> {
+        let Some(at) = at else {
+            return Ok(None);
+        };
+        self.pos = at;
+        self.number().map(Some)
+    }
+
+    fn args(&mut self) -> Step<Args<'a>> {
+        let mut args = Args::default();
+        if self.peek()? == b'n' {
+            self.literal(b"null")?;
+            return Ok(args);
+        }
+        if !self.open_object(&"expected an args object (`{` or `null`)")? {
+            return Ok(args);
+        }
+        loop {
+            let key = self.key()?;
+            match key.bytes() {
+                b"correlation" => args.correlation = Some(self.number()?),
+                b"device" => args.device = Some(self.number()?),
+                b"stream" => args.stream = Some(self.number()?),
+                b"graph id" | b"graph_id" => args.graph_id = Some(self.number()?),
+                b"kernel" => args.kernel = self.text_value()?,
+                b"name" => args.name = self.text_value()?,
+                _ => self.skip_value(1)?,
+            }
+            if !self.next_member(b'}', &"expected `,` or `}` after a value in `args`")? {
+                return Ok(args);
+            }
+        }
+    }
+
+    /// A string kept as text, anything else skipped and counted as malformed.
+    fn text_or_count(&mut self, malformed: &mut u32) -> Step<Option<Text<'a>>> {
+        let text = self.text_value()?;
+        if text.is_none() {
+            *malformed += 1;
+        }
+        Ok(text)
+    }
+
+    /// A string kept as text; any other value skipped.
+    #[inline(always)]
+    fn text_value(&mut self) -> Step<Option<Text<'a>>> {
+        if self.peek()? != b'"' {
+            self.skip_value(1)?;
+            return Ok(None);
+        }
+        let at = self.pos;
+        let raw = self.string()?;
+        raw.into_text().map(Some).ok_or(Fail {
+            offset: at,
+            message: &"invalid UTF-8 in a string",
+        })
+    }
+
+    /// A number as written, a string (kept as text), or any other value (`Invalid`).
+    fn number(&mut self) -> Step<Number<'a>> {
+        match self.peek()? {
+            b'-' | b'0'..=b'9' => self.number_value(),
+            b'"' => match self.text_value()? {
+                Some(text) => Ok(Number::Text(text.0)),
+                None => Ok(Number::Invalid),
+            },
+            _ => {
+                self.skip_value(1)?;
+                Ok(Number::Invalid)
+            }
+        }
+    }
+
+    fn number_value(&mut self) -> Step<Number<'a>> {
+        let start = self.pos;
+        let integral = self.number_grammar()?;
+        let text = &self.bytes[start..self.pos];
+        if integral {
+            if let Some(value) = parse_i64(text) {
+                return Ok(Number::Integer(value));
+            }
+        }
+        // ASCII by the grammar just checked.
+        let text = std::str::from_utf8(text).unwrap_or("");
+        match text.parse::<f64>() {
+            Ok(value) if value.is_finite() => Ok(Number::Float(value)),
+            _ => Err(Fail {
+                offset: start,
+                message: &"number out of range",
+            }),
+        }
+    }
+
+    /// Steps over a JSON number; says whether it was an integer (no fraction, no exponent).
+    #[inline(always)]
+    fn number_grammar(&mut self) -> Step<bool> {
+        if self.bytes.get(self.pos) == Some(&b'-') {
+            self.pos += 1;
+        }
+        match self.bytes.get(self.pos) {
+            Some(b'0') => self.pos += 1,
+            Some(b'1'..=b'9') => self.digits(),
+            Some(_) => return Err(self.fail(&"invalid number")),
+            None => return Err(self.end()),
+        }
+        let mut integral = true;
+        if self.bytes.get(self.pos) == Some(&b'.') {
+            self.pos += 1;
+            self.required_digits()?;
+            integral = false;
+        }
+        if let Some(b'e' | b'E') = self.bytes.get(self.pos) {
+            self.pos += 1;
+            if let Some(b'+' | b'-') = self.bytes.get(self.pos) {
+                self.pos += 1;
+            }
+            self.required_digits()?;
+            integral = false;
+        }
+        Ok(integral)
+    }
+
+    #[inline(always)]
+    fn digits(&mut self) {
+        let rest = &self.bytes[self.pos..];
+        self.pos += rest
+            .iter()
+            .position(|byte| !byte.is_ascii_digit())
+            .unwrap_or(rest.len());
+    }
+
+    fn required_digits(&mut self) -> Step<()> {
+        match self.bytes.get(self.pos) {
+            Some(b'0'..=b'9') => {
+                self.digits();
+                Ok(())
+            }
+            Some(_) => Err(self.fail(&"invalid number")),
+            None => Err(self.end()),
+        }
+    }
+
+    fn literal(&mut self, word: &'static [u8]) -> Step<()> {
+        let rest = &self.bytes[self.pos..];
+        if rest.starts_with(word) {
+            self.pos += word.len();
+            return Ok(());
+        }
+        if word.starts_with(rest) {
+            return Err(self.end());
+        }
+        Err(self.fail(&"expected a value"))
+    }
+
+    /// Steps over any value, checking its grammar; `depth` is how deep it sits already.
+    fn skip_value(&mut self, depth: u32) -> Step<()> {
+        match self.peek()? {
+            b'"' => self.skip_string(),
+            b'{' => self.skip_object(depth + 1),
+            b'[' => self.skip_array(depth + 1),
+            b't' => self.literal(b"true"),
+            b'f' => self.literal(b"false"),
+            b'n' => self.literal(b"null"),
+            b'-' | b'0'..=b'9' => self.number_grammar().map(drop),
+            _ => Err(self.fail(&"expected a value")),
+        }
+    }
+
+    fn skip_object(&mut self, depth: u32) -> Step<()> {
+        if depth > MAX_DEPTH {
+            return Err(self.fail(&"values nested too deep"));
+        }
+        if !self.open_object(&"expected `{`")? {
+            return Ok(());
+        }
+        loop {
+            if self.peek()? != b'"' {
+                return Err(self.fail(&"expected a key (a string) in an object"));
+            }
+            self.skip_string()?;
+            self.expect(b':', &"expected `:` after a key")?;
+            self.skip_value(depth)?;
+            if !self.next_member(b'}', &"expected `,` or `}` after a value in an object")? {
+                return Ok(());
+            }
+        }
+    }
+
+    fn skip_array(&mut self, depth: u32) -> Step<()> {
+        if depth > MAX_DEPTH {
+            return Err(self.fail(&"values nested too deep"));
+        }
+        self.expect(b'[', &"expected `[`")?;
+        if self.peek()? == b']' {
+            self.pos += 1;
+            return Ok(());
+        }
+        loop {
+            self.skip_value(depth)?;
+            if !self.next_member(b']', &"expected `,` or `]` after a value in an array")? {
+                return Ok(());
+            }
+        }
+    }
+
+    /// Steps over a string (on its opening quote), checking its escapes. Control bytes in
+    /// it are not looked for: the string is not read, and the search for its end alone
+    /// runs at vector speed (most bytes of a `with_stack` trace are such strings).
+    #[inline(always)]
+    fn skip_string(&mut self) -> Step<()> {
+        self.pos += 1;
+        loop {
+            self.pos = find_quote_or_backslash(self.bytes, self.pos);
+            match self.bytes.get(self.pos) {
+                Some(b'"') => {
+                    self.pos += 1;
+                    return Ok(());
+                }
+                Some(b'\\') => {
+                    self.escape(None)?;
+                }
+                _ => return Err(self.end()),
+            }
+        }
+    }
+
+    /// A string (on its opening quote): borrowed when it has no escapes, else decoded.
+    #[inline(always)]
+    fn string(&mut self) -> Step<Raw<'a>> {
+        let start = self.pos + 1;
+        self.pos = find_special(self.bytes, start);
+        match self.bytes.get(self.pos) {
+            Some(b'"') => {
+                self.pos += 1;
+                Ok(Raw::Borrowed(&self.bytes[start..self.pos - 1]))
+            }
+            Some(b'\\') => self.escaped_string(start),
+            Some(_) => Err(self.fail(&"control character in a string")),
+            None => Err(self.end()),
+        }
+    }
+
+    /// The rest of a string with escapes, decoded; `self.pos` is on the first backslash.
+    fn escaped_string(&mut self, start: usize) -> Step<Raw<'a>> {
+        let mut decoded = self.bytes[start..self.pos].to_vec();
+        loop {
+            match self.bytes.get(self.pos) {
+                Some(b'"') => {
+                    self.pos += 1;
+                    return Ok(Raw::Owned(decoded));
+                }
+                Some(b'\\') => self.escape(Some(&mut decoded))?,
+                Some(_) => return Err(self.fail(&"control character in a string")),
+                None => return Err(self.end()),
+            }
+            let from = self.pos;
+            self.pos = find_special(self.bytes, from);
+            decoded.extend_from_slice(&self.bytes[from..self.pos]);
+        }
+    }
+
+    /// One escape (on its backslash), appended to `out` when given.
+    fn escape(&mut self, out: Option<&mut Vec<u8>>) -> Step<()> {
+        self.pos += 1;
+        let Some(&code) = self.bytes.get(self.pos) else {
+            return Err(self.end());
+        };
+        self.pos += 1;
+        let byte = match code {
+            b'"' | b'\\' | b'/' => code,
+            b'b' => 0x08,
+            b'f' => 0x0c,
+            b'n' => b'\n',
+            b'r' => b'\r',
+            b't' => b'\t',
+            b'u' => return self.unicode_escape(out),
+            _ => {
+                self.pos -= 1;
+                return Err(self.fail(&"invalid escape in a string"));
+            }
+        };
+        if let Some(out) = out {
+            out.push(byte);
+        }
+        Ok(())
+    }
+
+    /// `\uXXXX` after its `u`, with a following low surrogate when it is a high one.
+    fn unicode_escape(&mut self, out: Option<&mut Vec<u8>>) -> Step<()> {
+        let first = self.hex4()?;
+        let Some(out) = out else {
+            return Ok(());
+        };
+        let code = if (0xD800..0xDC00).contains(&first) {
+            if !self.bytes[self.pos..].starts_with(b"\\u") {
+                return Err(self.trailing_surrogate_fail());
+            }
+            self.pos += 2;
+            let second = self.hex4()?;
+            if !(0xDC00..0xE000).contains(&second) {
+                return Err(self.fail(&"invalid low surrogate in a \\u escape"));
+            }
+            0x10000 + ((first - 0xD800) << 10) + (second - 0xDC00)
+        } else {
+            first
+        };
+        let Some(character) = char::from_u32(code) else {
+            return Err(self.fail(&"lone surrogate in a \\u escape"));
+        };
+        let mut buffer = [0u8; 4];
+        out.extend_from_slice(character.encode_utf8(&mut buffer).as_bytes());
+        Ok(())
+    }
+
+    fn trailing_surrogate_fail(&self) -> Fail {
+        let rest = &self.bytes[self.pos..];
+        if rest.is_empty() || rest == b"\\" {
+            return self.end();
+        }
+        self.fail(&"lone surrogate in a \\u escape")
+    }
+
+    fn hex4(&mut self) -> Step<u32> {
+        let mut value = 0;
+        for _ in 0..4 {
+            let Some(&byte) = self.bytes.get(self.pos) else {
+                return Err(self.end());
+            };
+            let digit = match byte {
+                b'0'..=b'9' => byte - b'0',
+                b'a'..=b'f' => byte - b'a' + 10,
+                b'A'..=b'F' => byte - b'A' + 10,
+                _ => return Err(self.fail(&"invalid \\u escape in a string")),
+            };
+            value = value * 16 + u32::from(digit);
+            self.pos += 1;
+        }
+        Ok(value)
+    }
+}
+
+/// Where the values of a event's fields that are read only when it is kept start.
+#[derive(Debug, Default)]
+struct Later {
+    name: Option<usize>,
+    pid: Option<usize>,
+    tid: Option<usize>,
+    ts: Option<usize>,
+    dur: Option<usize>,
+    id: Option<usize>,
+    args: Option<usize>,
+}
+
+/// Whether `event`'s phase and category make it one that is only counted.
+fn only_counted(event: &RawEvent<'_>) -> bool {
+    let phase = event.phase.as_ref().map(|p| &*p.0);
+    let category = event.category.as_ref().map(|c| &*c.0);
+    phase == Some("X") && category.is_some_and(super::events::only_counted)
+}
+
+/// A string's bytes as read: borrowed from the input, or decoded from escapes.
+enum Raw<'a> {
+    Borrowed(&'a [u8]),
+    Owned(Vec<u8>),
+}
+
+impl<'a> Raw<'a> {
+    fn bytes(&self) -> &[u8] {
+        match self {
+            Raw::Borrowed(bytes) => bytes,
+            Raw::Owned(bytes) => bytes,
+        }
+    }
+
+    /// As text, when it is UTF-8.
+    fn into_text(self) -> Option<Text<'a>> {
+        let text = match self {
+            Raw::Borrowed(bytes) => match common_text(bytes) {
+                Some(text) => Cow::Borrowed(text),
+                None => Cow::Borrowed(std::str::from_utf8(bytes).ok()?),
+            },
+            Raw::Owned(bytes) => Cow::Owned(String::from_utf8(bytes).ok()?),
+        };
+        Some(Text(text))
+    }
+}
+
+/// The phases and categories every event carries, as text without a UTF-8 check (two of
+/// them per event: a check per string costs more than this match).
+fn common_text(bytes: &[u8]) -> Option<&'static str> {
+    Some(match bytes {
+        b"X" => "X",
+        b"s" => "s",
+        b"f" => "f",
+        b"i" => "i",
+        b"M" => "M",
+        b"kernel" => "kernel",
+        b"cpu_op" => "cpu_op",
+        b"python_function" => "python_function",
+        b"cuda_runtime" => "cuda_runtime",
+        b"cuda_driver" => "cuda_driver",
+        b"ac2g" => "ac2g",
+        b"gpu_memcpy" => "gpu_memcpy",
+        b"gpu_memset" => "gpu_memset",
+        b"user_annotation" => "user_annotation",
+        b"gpu_user_annotation" => "gpu_user_annotation",
+        _ => return None,
+    })
+}
+
+/// An integer that fits `i64`; `None` for one that does not (read as a float, as
+/// serde_json does).
+fn parse_i64(text: &[u8]) -> Option<i64> {
+    let (negative, digits) = match text.split_first() {
+        Some((b'-', rest)) => (true, rest),
+        _ => (false, text),
+    };
+    let mut value: i64 = 0;
+    for &digit in digits {
+        let digit = i64::from(digit - b'0');
+        value = value.checked_mul(10)?;
+        value = if negative {
+            value.checked_sub(digit)?
+        } else {
+            value.checked_add(digit)?
+        };
+    }
+    Some(value)
+}
+
+/// The first byte at or after `from` that ends a plain run inside a string: `"`, `\` or a
+/// control byte (below 0x20); `bytes.len()` when none. The first sixteen bytes eight at a
+/// time (a byte is flagged when it equals one of the two or is below 0x20; the lowest
+/// flagged byte of a word is always a true one), the rest by `memchr`.
+#[inline(always)]
+fn find_special(bytes: &[u8], mut from: usize) -> usize {
+    // Keys and short values end within two words; long names go to `memchr`'s vector search.
+    for _ in 0..2 {
+        let Some(word) = bytes.get(from..from + 8) else {
+            return find_special_bytewise(bytes, from);
+        };
+        if let Some(at) = special_in_word(word) {
+            return from + at;
+        }
+        from += 8;
+    }
+    let Some(end) = memchr::memchr2(b'"', b'\\', &bytes[from..]) else {
+        return find_special_bytewise(bytes, from);
+    };
+    let span = &bytes[from..from + end];
+    if span.iter().any(|&byte| byte < 0x20) {
+        return find_special_bytewise(bytes, from);
+    }
+    from + end
+}
+
+/// The first `"` or `\\` at or after `from`; `bytes.len()` when none.
+#[inline(always)]
+fn find_quote_or_backslash(bytes: &[u8], from: usize) -> usize {
+    let rest = bytes.get(from..).unwrap_or_default();
+    from + memchr::memchr2(b'"', b'\\', rest).unwrap_or(rest.len())
+}
+
+/// The index in `word` (8 bytes) of its first `"`, `\` or control byte.
+#[inline(always)]
+fn special_in_word(word: &[u8]) -> Option<usize> {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGHS: u64 = 0x8080_8080_8080_8080;
+    let word = u64::from_le_bytes(word.try_into().unwrap_or([0; 8]));
+    let quote = word ^ (ONES * u64::from(b'"'));
+    let backslash = word ^ (ONES * u64::from(b'\\'));
+    let flagged = (quote.wrapping_sub(ONES) & !quote)
+        | (backslash.wrapping_sub(ONES) & !backslash)
+        | (word.wrapping_sub(ONES * 0x20) & !word);
+    let flagged = flagged & HIGHS;
+    (flagged != 0).then(|| (flagged.trailing_zeros() / 8) as usize)
+}
+
+fn find_special_bytewise(bytes: &[u8], mut from: usize) -> usize {
+    while let Some(&byte) = bytes.get(from) {
+        if byte == b'"' || byte == b'\\' || byte < 0x20 {
+            break;
+        }
+        from += 1;
+    }
+    from
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read(text: &str) -> Result<RawEvent<'_>, ParseFailure> {
+        let mut read = RawEvent::default();
+        event(text.as_bytes(), 0, &mut read).map(|_| read)
+    }
+
+    #[test]
+    fn reads_the_same_event_as_serde() {
+        let texts = [
+            r#"{"ph":"X","cat":"kernel","name":"k","pid":"2","tid":"stream 7","ts":"10.5","dur":"2","args":{"correlation":"77","stream":7},"extra":1}"#,
+            r#"{"ph": "X", "cat":"cpu_op","name":"a\"b\u00e9\ud83d\ude00","pid":1,"tid":-3,"ts":1767189312123.456,"dur":1e3,"args":{"Input Dims":[[1,2],[]],"x":{"y":[true,false,null]},"kernel":"k\n"},"tts":5}"#,
+            r#"{"ph":5,"cat":null,"name":["x"],"pid":18446744073709551615,"ts":-0.5,"args":null,"id":{"a":1}}"#,
+            r#"{}"#,
+            r#"{"args":{}}"#,
+        ];
+        for text in texts {
+            let ours = read(text).unwrap();
+            let theirs: RawEvent = serde_json::from_str(text).unwrap();
+            assert_eq!(ours, theirs, "{text}");
+        }
+    }
+
+    #[test]
+    fn python_functions_are_only_checked_in_any_key_order() {
+        let text = r#"{"ph":"X","cat":"python_function","name":"f","pid":1,"ts":2,"dur":1,"args":{"Python id":3},"odd":1}"#;
+        let event = read(text).unwrap();
+        assert_eq!(event.name, None, "the name of a counted event is not kept");
+        assert_eq!(event.ts, None);
+        assert_eq!(event.unknown_keys, vec![Text(Cow::Borrowed("odd"))]);
+        let bad_name = r#"{"ph":"X","cat":"python_function","name":7}"#;
+        assert_eq!(read(bad_name).unwrap().malformed_fields, 1);
+        assert!(read(r#"{"ph":"X","cat":"python_function","args":3}"#).is_err());
+        let sorted =
+            r#"{"args":{"Python id":3},"cat":"python_function","name":"f","ph":"X","ts":1}"#;
+        let event = read(sorted).unwrap();
+        assert_eq!((event.args, event.ts), (Args::default(), None));
+        let recategorised =
+            r#"{"ph":"X","cat":"python_function","name":"k","ts":2,"cat":"kernel"}"#;
+        let theirs: RawEvent = serde_json::from_str(recategorised).unwrap();
+        assert_eq!(read(recategorised).unwrap(), theirs);
+    }
+
+    #[test]
+    fn finds_specials_in_every_lane() {
+        for at in 0..40 {
+            let mut text = vec![b'a'; 40];
+            for special in [b'"', b'\\', 0x1f, 0x00] {
+                text[at] = special;
+                assert_eq!(find_special(&text, 0), at);
+            }
+            text[at] = 0xe9;
+            assert_eq!(find_special(&text, 0), 40);
+        }
+    }
+
+    #[test]
+    fn bad_events_fail_where_serde_fails() {
+        let texts = [
+            r#"{"ph":"X",}"#,
+            r#"{"ph":"X" "cat":"k"}"#,
+            r#"{"ph":01}"#,
+            r#"{"args":5}"#,
+            r#"{"args":{"x":tru}}"#,
+            r#"{"name":"a\qb"}"#,
+            "{\"name\":\"a\tb\"}",
+            r#"{"x":[1,]}"#,
+            r#"[1]"#,
+        ];
+        for text in texts {
+            assert!(read(text).is_err(), "{text}");
+            assert!(serde_json::from_str::<RawEvent>(text).is_err(), "{text}");
+        }
+    }
+
+    #[test]
+    fn cuts_end_at_the_end() {
+        let text =
+            r#"{"ph":"X","cat":"kernel","name":"k\u00e9","ts":1.5,"args":{"x":[1,{"y":"z"}]}}"#;
+        for cut in 1..text.len() {
+            let failure = read(&text[..cut]).unwrap_err();
+            assert!(failure.at_end_of_input, "{cut}: {failure:?}");
+            assert_eq!(failure.offset, cut as u64);
+        }
+    }
+}

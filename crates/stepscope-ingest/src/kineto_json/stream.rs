@@ -1,0 +1,487 @@
+//! A Kineto document read from pieces as they inflate: the whole text is never held.
+//!
+//! The header before `traceEvents` is gathered until it parses (it is small). The events
+//! array is cut into segments (4 MiB by default) at guessed event boundaries and
+//! parsed by worker threads while the next pieces inflate; results are joined in file order.
+//! A guess is verified as in `scan`: a segment's parse is used only when the one before it
+//! ended exactly between two events at its start; otherwise the joiner reads on from where
+//! the earlier one stopped, itself. What follows the array (the rest of the header) is
+//! gathered and read as in memory. Memory: the segments in flight, a window, the model.
+
+use super::lex;
+use super::raw::RawEvent;
+use super::scan::{ParseFailure, skip_whitespace};
+use super::{KinetoJsonOptions, Member, ReadFailure, apply_header, expect_end, next_member};
+use super::{events::add_event, read_object};
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc::{Receiver, SyncSender, channel, sync_channel};
+use std::sync::{Arc, Mutex};
+use stepscope_model::TraceBuilder;
+
+/// About how many bytes of events one worker parses at a time, by default.
+pub(crate) const SEGMENT: usize = 4 << 20;
+
+/// Reads a document arriving in `pieces` (in order) into `builder`.
+pub(crate) fn read(
+    pieces: &mut dyn Iterator<Item = Vec<u8>>,
+    options: &KinetoJsonOptions,
+    builder: &mut TraceBuilder,
+) -> Result<(), ReadFailure> {
+    let mut window = Window {
+        bytes: Vec::new(),
+        base: 0,
+        pieces,
+    };
+    let mut prefix = Prefix::default();
+    let read = read_prefix(&mut window, &mut prefix);
+    // Header keys read before a break count, as in memory.
+    for (key, value) in &prefix.header {
+        apply_header(builder, key, value);
+    }
+    read?;
+    window.consume(prefix.events_at);
+    let (events, after) = read_events(&mut window, options);
+    builder.append(events);
+    let trailer = after?;
+    read_trailer(&trailer.bytes, prefix.object, options, builder).map_err(|failure| match failure {
+        ReadFailure::Parse(failure) => ReadFailure::Parse(shifted(failure, trailer.base)),
+        other => other,
+    })
+}
+
+/// The unread bytes of the stream, from offset `base`.
+struct Window<'p> {
+    bytes: Vec<u8>,
+    base: u64,
+    pieces: &'p mut dyn Iterator<Item = Vec<u8>>,
+}
+
+impl Window<'_> {
+    /// Appends the next piece; `false` when the stream has ended.
+    fn more(&mut self) -> bool {
+        match self.pieces.next() {
+            Some(piece) => {
+                self.bytes.extend_from_slice(&piece);
+                true
+            }
+            None => false,
+        }
+    }
+
+    fn consume(&mut self, count: usize) {
+        self.bytes.drain(..count);
+        self.base += count as u64;
+    }
+
+    /// Takes the first `count` bytes out.
+    fn take(&mut self, count: usize) -> Vec<u8> {
+        let rest = self.bytes.split_off(count);
+        let taken = std::mem::replace(&mut self.bytes, rest);
+        self.base += count as u64;
+        taken
+    }
+}
+
+/// What comes before the events.
+#[derive(Debug, Default)]
+struct Prefix {
+    header: Vec<(String, Value)>,
+    /// Offset just past the `[` of the events array.
+    events_at: usize,
+    /// Whether the document is an object (else a bare array).
+    object: bool,
+}
+
+/// Gathers pieces until the header before `traceEvents` parses (or fails for good).
+fn read_prefix(window: &mut Window<'_>, prefix: &mut Prefix) -> Result<(), ReadFailure> {
+    loop {
+        *prefix = Prefix::default();
+        match scan_prefix(&window.bytes, prefix) {
+            Err(ReadFailure::Parse(failure)) if failure.at_end_of_input && window.more() => {}
+            Err(ReadFailure::Empty) if window.more() => {}
+            other => return other,
+        }
+    }
+}
+
+fn scan_prefix(bytes: &[u8], prefix: &mut Prefix) -> Result<(), ReadFailure> {
+    let start = if bytes.starts_with(b"\xEF\xBB\xBF") {
+        3
+    } else {
+        0
+    };
+    let start = skip_whitespace(bytes, start);
+    prefix.object = match bytes.get(start) {
+        Some(b'[') => false,
+        Some(b'{') => true,
+        Some(_) => {
+            return Err(ReadFailure::Parse(ParseFailure {
+                offset: start as u64,
+                message: "expected `{` or `[` at the start of a Chrome-trace JSON document"
+                    .to_owned(),
+                at_end_of_input: false,
+            }));
+        }
+        None => return Err(ReadFailure::Empty),
+    };
+    prefix.events_at = start + 1;
+    if !prefix.object {
+        return Ok(());
+    }
+    loop {
+        let (member, next) = next_member(bytes, prefix.events_at)?;
+        prefix.events_at = next;
+        match member {
+            Member::Header(key, value) => prefix.header.push((key, value)),
+            Member::Events => return Ok(()),
+            Member::Close => {
+                return Err(ReadFailure::NotATrace {
+                    reason: "the JSON object has no `traceEvents` key".to_owned(),
+                });
+            }
+        }
+    }
+}
+
+fn read_trailer(
+    bytes: &[u8],
+    object: bool,
+    options: &KinetoJsonOptions,
+    builder: &mut TraceBuilder,
+) -> Result<(), ReadFailure> {
+    let end = if object {
+        read_object(bytes, 0, options, builder, true)?
+    } else {
+        0
+    };
+    Ok(expect_end(bytes, end)?)
+}
+
+fn shifted(mut failure: ParseFailure, base: u64) -> ParseFailure {
+    failure.offset += base;
+    failure
+}
+
+/// The bytes after the events array's `]`, from offset `base`.
+struct Trailer {
+    bytes: Vec<u8>,
+    base: u64,
+}
+
+/// A segment of the events array: its bytes and where they start in the stream.
+struct Segment {
+    index: usize,
+    base: u64,
+    bytes: Vec<u8>,
+}
+
+/// A segment back from a worker: its events, read from its first byte as if it began
+/// between two events.
+struct Parsed {
+    segment: Segment,
+    builder: TraceBuilder,
+    end: SegmentEnd,
+}
+
+/// How a parse of some bytes of the events array stopped.
+#[derive(Debug)]
+enum SegmentEnd {
+    /// The bytes ran out; the events before `resume` were read, the rest needs what follows
+    /// (`expect_value`: an event, or `]`, comes next; else `,` or `]`). `cut`: how the
+    /// lexer worded the break when an event was cut (what a file ending there reports).
+    Open {
+        resume: usize,
+        expect_value: bool,
+        cut: Option<String>,
+    },
+    /// The array closed: `after` is just past its `]`.
+    Closed { after: usize },
+    /// The JSON is broken here (not merely cut).
+    Failed(ParseFailure),
+}
+
+/// Parses events from the start of `bytes`.
+fn parse_segment(bytes: &[u8], mut expect_value: bool, builder: &mut TraceBuilder) -> SegmentEnd {
+    let mut event = RawEvent::default();
+    let mut pos = 0;
+    loop {
+        pos = skip_whitespace(bytes, pos);
+        match bytes.get(pos) {
+            None => {
+                return SegmentEnd::Open {
+                    resume: pos,
+                    expect_value,
+                    cut: None,
+                };
+            }
+            Some(b']') => return SegmentEnd::Closed { after: pos + 1 },
+            Some(b',') if !expect_value => {
+                pos += 1;
+                expect_value = true;
+            }
+            Some(_) if expect_value => match lex::event(bytes, pos, &mut event) {
+                Ok(next) => {
+                    add_event(builder, &event);
+                    pos = next;
+                    expect_value = false;
+                }
+                Err(failure) if failure.at_end_of_input => {
+                    return SegmentEnd::Open {
+                        resume: pos,
+                        expect_value,
+                        cut: Some(failure.message),
+                    };
+                }
+                Err(failure) => return SegmentEnd::Failed(failure),
+            },
+            Some(_) => {
+                return SegmentEnd::Failed(ParseFailure {
+                    offset: pos as u64,
+                    message: "expected `,` or `]` after an event".to_owned(),
+                    at_end_of_input: false,
+                });
+            }
+        }
+    }
+}
+
+/// Reads the events array from the start of `window` (just past its `[`): the events read
+/// and, when the array closed, the bytes after it; else the failure (events before it are
+/// in the builder).
+fn read_events(
+    window: &mut Window<'_>,
+    options: &KinetoJsonOptions,
+) -> (TraceBuilder, Result<Trailer, ReadFailure>) {
+    let workers = options.thread_count().max(1);
+    let progress = options.progress.clone();
+    let (jobs, job_queue) = sync_channel::<Segment>(workers);
+    let job_queue = Arc::new(Mutex::new(job_queue));
+    let (results, parsed) = channel::<Parsed>();
+    std::thread::scope(|scope| {
+        for _ in 0..workers {
+            let job_queue = Arc::clone(&job_queue);
+            let results = results.clone();
+            let progress = progress.clone();
+            scope.spawn(move || work(&job_queue, &results, progress.as_deref()));
+        }
+        drop(results);
+        let mut run = Run {
+            window,
+            jobs: Some(jobs),
+            parsed,
+            next_index: 0,
+            joined: 0,
+            limit: workers * 2,
+            segment: options.segment_size(),
+            joiner: Joiner::default(),
+        };
+        let outcome = run.drive();
+        // Closing the queue lets the workers end; results still coming are dropped.
+        run.jobs = None;
+        (std::mem::take(&mut run.joiner.builder), outcome)
+    })
+}
+
+fn work(
+    queue: &Mutex<Receiver<Segment>>,
+    results: &std::sync::mpsc::Sender<Parsed>,
+    progress: Option<&AtomicU64>,
+) {
+    loop {
+        let next = queue.lock().map(|queue| queue.recv());
+        let Ok(Ok(segment)) = next else {
+            return;
+        };
+        let mut builder = TraceBuilder::new();
+        let end = parse_segment(&segment.bytes, true, &mut builder);
+        if let Some(counter) = progress {
+            counter.fetch_add(segment.bytes.len() as u64, Ordering::Relaxed);
+        }
+        if results
+            .send(Parsed {
+                segment,
+                builder,
+                end,
+            })
+            .is_err()
+        {
+            return;
+        }
+    }
+}
+
+/// The reading of one events array: cutting, handing out and joining segments.
+struct Run<'w, 'p> {
+    window: &'w mut Window<'p>,
+    jobs: Option<SyncSender<Segment>>,
+    parsed: Receiver<Parsed>,
+    /// Segments handed out, and joined.
+    next_index: usize,
+    joined: usize,
+    limit: usize,
+    segment: usize,
+    joiner: Joiner,
+}
+
+impl Run<'_, '_> {
+    /// Hands out segments (at most `limit` not yet joined, so memory stays bounded however
+    /// slow one segment is) and joins them in order.
+    fn drive(&mut self) -> Result<Trailer, ReadFailure> {
+        let mut waiting: BTreeMap<usize, Parsed> = BTreeMap::new();
+        loop {
+            while self.next_index - self.joined < self.limit {
+                let Some(segment) = self.cut() else { break };
+                let sent = self.jobs.as_ref().map(|jobs| jobs.send(segment));
+                if !matches!(sent, Some(Ok(()))) {
+                    return Err(worker_failure());
+                }
+            }
+            if self.next_index == self.joined {
+                return Err(self.joiner.cut_off(self.window.base));
+            }
+            let parsed = self.parsed.recv().map_err(|_| worker_failure())?;
+            waiting.insert(parsed.segment.index, parsed);
+            while let Some(parsed) = waiting.remove(&self.joined) {
+                self.joined += 1;
+                if let Some(closed) = self.joiner.join(parsed)? {
+                    return Ok(self.trailer(closed, waiting));
+                }
+            }
+        }
+    }
+
+    /// The next segment of the window: about `segment` bytes ending where the next event
+    /// seems to start, or the rest of the stream. `None` when nothing is left.
+    fn cut(&mut self) -> Option<Segment> {
+        let size = self.segment;
+        while self.window.bytes.len() < size * 2 && self.window.more() {}
+        if self.window.bytes.is_empty() {
+            return None;
+        }
+        let cut = loop {
+            let boundary = (self.window.bytes.len() > size)
+                .then(|| super::scan::find_event_boundary(&self.window.bytes, size))
+                .flatten();
+            match boundary {
+                Some(cut) => break cut,
+                // One event longer than the window, or the end: take more, or all there is.
+                None if self.window.bytes.len() < size * 8 && self.window.more() => {}
+                None => break self.window.bytes.len(),
+            }
+        };
+        let base = self.window.base;
+        let bytes = self.window.take(cut);
+        let index = self.next_index;
+        self.next_index += 1;
+        Some(Segment { index, base, bytes })
+    }
+
+    /// Everything after the array's `]`: the rest of its segment, the segments still out,
+    /// the window and the rest of the stream.
+    fn trailer(&mut self, closed: Trailer, mut waiting: BTreeMap<usize, Parsed>) -> Trailer {
+        let mut bytes = closed.bytes;
+        while self.joined + waiting.len() < self.next_index {
+            let Ok(parsed) = self.parsed.recv() else {
+                break;
+            };
+            waiting.insert(parsed.segment.index, parsed);
+        }
+        for parsed in waiting.into_values() {
+            bytes.extend_from_slice(&parsed.segment.bytes);
+        }
+        bytes.append(&mut self.window.bytes);
+        while self.window.more() {
+            bytes.append(&mut self.window.bytes);
+        }
+        Trailer {
+            bytes,
+            base: closed.base,
+        }
+    }
+}
+
+fn worker_failure() -> ReadFailure {
+    ReadFailure::Parse(ParseFailure {
+        offset: 0,
+        message: "a parse worker stopped unexpectedly".to_owned(),
+        at_end_of_input: false,
+    })
+}
+
+/// Joins parsed segments in order, reading on itself where a cut was wrong.
+#[derive(Default)]
+struct Joiner {
+    builder: TraceBuilder,
+    /// What the next segment continues, when the segments so far did not end between two
+    /// events.
+    carry: Option<Carry>,
+}
+
+/// The bytes after the last event read, from offset `base`.
+struct Carry {
+    bytes: Vec<u8>,
+    base: u64,
+    expect_value: bool,
+    /// How the lexer worded the cut of the event these bytes begin, if one was cut.
+    cut: Option<String>,
+}
+
+impl Joiner {
+    /// Takes the next segment in order; the trailer when the array closed in it.
+    fn join(&mut self, parsed: Parsed) -> Result<Option<Trailer>, ReadFailure> {
+        let Parsed {
+            segment,
+            builder,
+            end,
+        } = parsed;
+        let (bytes, base, end) = match self.carry.take() {
+            None => {
+                self.builder.append(builder);
+                (segment.bytes, segment.base, end)
+            }
+            Some(mut carry) => {
+                // The worker began mid-event: its result is wrong; read on from the carry.
+                carry.bytes.extend_from_slice(&segment.bytes);
+                let end = parse_segment(&carry.bytes, carry.expect_value, &mut self.builder);
+                (carry.bytes, carry.base, end)
+            }
+        };
+        match end {
+            SegmentEnd::Open {
+                resume,
+                expect_value,
+                cut,
+            } => {
+                if resume < bytes.len() || !expect_value {
+                    self.carry = Some(Carry {
+                        bytes: bytes[resume..].to_vec(),
+                        base: base + resume as u64,
+                        expect_value,
+                        cut,
+                    });
+                }
+                Ok(None)
+            }
+            SegmentEnd::Closed { after } => Ok(Some(Trailer {
+                bytes: bytes[after..].to_vec(),
+                base: base + after as u64,
+            })),
+            SegmentEnd::Failed(failure) => Err(ReadFailure::Parse(shifted(failure, base))),
+        }
+    }
+
+    /// The stream ended (at `end`) with the array still open: where it was cut, worded as
+    /// a read of the whole text words it.
+    fn cut_off(&self, end: u64) -> ReadFailure {
+        let message = self.carry.as_ref().and_then(|carry| carry.cut.clone());
+        ReadFailure::Parse(ParseFailure {
+            offset: end,
+            message: message.unwrap_or_else(|| {
+                "the file ends inside `traceEvents` (no closing `]`)".to_owned()
+            }),
+            at_end_of_input: true,
+        })
+    }
+}
