@@ -331,7 +331,7 @@ pub enum EvidenceWire {
 }
 
 impl EvidenceWire {
-    fn new(evidence: Evidence, slot_labels: &[String]) -> Self {
+    pub(super) fn new(evidence: Evidence, slot_labels: &[String]) -> Self {
         match evidence {
             Evidence::Capture { nodes } => EvidenceWire::Capture { nodes },
             Evidence::StepSlot {
@@ -489,7 +489,7 @@ pub enum UnverifiedWire {
 }
 
 impl UnverifiedWire {
-    fn new(unverified: Unverified) -> Self {
+    pub(super) fn new(unverified: Unverified) -> Self {
         match unverified {
             Unverified::SoleReplay => UnverifiedWire::SoleReplay,
             Unverified::PossiblyShortOf { graph, nodes } => UnverifiedWire::PossiblyShortOf {
@@ -550,7 +550,7 @@ pub const FINDING_KINDS: [&str; 7] = [
     "ReplayOrderMismatch",
 ];
 
-fn finding_kind(replay: &Replay) -> Option<&'static str> {
+pub(super) fn finding_kind(replay: &Replay) -> Option<&'static str> {
     match replay.status {
         ReplayStatus::Empty => Some("ReplayWithoutKernels"),
         ReplayStatus::Short => Some("ShortReplay"),

@@ -8,6 +8,7 @@
 
 mod coverage;
 pub mod diff;
+mod replays;
 mod timeline;
 
 pub use coverage::{
@@ -15,6 +16,7 @@ pub use coverage::{
     HOW_TO_SETTLE, MAX_FINDINGS, MultiKernel, PatternDetailWire, PatternWire, UnverifiedWire,
     count,
 };
+pub use replays::ReplayRecord;
 pub use timeline::{TIMELINE_BINS, TIMELINE_CLASSES, TIMELINE_STAGES, Timeline, TimelineRow};
 
 use serde::Serialize;
@@ -165,6 +167,11 @@ pub struct FileReport {
     /// the JSON document).
     #[serde(skip)]
     pub timeline: Timeline,
+    /// Every replay with its status and evidence (the Parquet `replays` table; not in the
+    /// JSON document). `None` unless set with [`ReplayRecord::all`]: only `--parquet`
+    /// needs them.
+    #[serde(skip)]
+    pub replays: Option<Vec<ReplayRecord>>,
 }
 
 /// The `--range` results of one file.
@@ -575,6 +582,7 @@ impl FileReport {
             breakdown: Breakdown::new(&analysis.breakdown, top),
             ranges: analysis.ranges.as_ref().map(|r| Ranges::new(r, top)),
             timeline: Timeline::new(trace, analysis),
+            replays: None,
         }
     }
 }

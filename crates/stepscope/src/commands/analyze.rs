@@ -1,5 +1,6 @@
 //! `stepscope analyze`: read traces, run every pass, render.
 
+mod dataset;
 mod honesty;
 
 use super::inputs::expand_inputs;
@@ -27,8 +28,8 @@ use stepscope_ingest::{ReadOptions, read_trace_file};
 use stepscope_model::Trace;
 use stepscope_report::html::Page;
 use stepscope_report::schema::{
-    Breakdown, Combined, CoverageNumbers, Document, FailedFile, FileReport, Ranges, Tool,
-    UNREADABLE,
+    Breakdown, Combined, CoverageNumbers, Document, FailedFile, FileReport, Ranges, ReplayRecord,
+    Tool, UNREADABLE,
 };
 use stepscope_report::terminal::TerminalOptions;
 
@@ -45,6 +46,8 @@ pub struct AnalyzeSettings {
     pub perfetto: Option<PathBuf>,
     /// HTML report file.
     pub html: Option<PathBuf>,
+    /// Parquet dataset folder and this run's id.
+    pub parquet: Option<dataset::ParquetSettings>,
     /// Exit 3 on a failing verdict (2 on unreadable inputs).
     pub fail_on_incomplete: bool,
     /// Also fail on unverified sizes.
@@ -78,6 +81,7 @@ impl AnalyzeSettings {
             csv: None,
             perfetto: None,
             html: None,
+            parquet: None,
             fail_on_incomplete: false,
             strict: false,
             capture_path: None,
@@ -99,6 +103,8 @@ impl AnalyzeSettings {
             csv,
             perfetto,
             html,
+            parquet,
+            run_id,
             fail_on_incomplete,
             strict,
             capture,
@@ -120,6 +126,7 @@ impl AnalyzeSettings {
             }
         }
         let files = expand_inputs(&inputs)?;
+        let parquet = dataset::resolve(parquet, run_id, files.len())?;
         if perfetto.is_some() && files.len() > 1 {
             anyhow::bail!(
                 "--perfetto exports one trace, and {} were given\nhint: run `stepscope analyze FILE --perfetto OUT.json` once per rank file",
@@ -132,6 +139,7 @@ impl AnalyzeSettings {
             csv,
             perfetto,
             html,
+            parquet,
             fail_on_incomplete: fail_on_incomplete || strict,
             strict,
             capture_path,
@@ -191,12 +199,15 @@ fn analyze_file(path: &Path, settings: &AnalyzeSettings) -> anyhow::Result<FileR
     if let Some(out) = &settings.perfetto {
         export_perfetto(out, &trace, &analysis)?;
     }
-    let report = FileReport::new(
+    let mut report = FileReport::new(
         &path.display().to_string(),
         &trace,
         &analysis,
         settings.top.max(50),
     );
+    if settings.parquet.is_some() {
+        report.replays = Some(ReplayRecord::all(&trace, &analysis));
+    }
     Ok(FileResult {
         identity: honesty::TraceIdentity::new(path, &trace, &report),
         report,
@@ -458,6 +469,9 @@ pub fn emit(document: &Document, settings: &AnalyzeSettings) -> anyhow::Result<(
             names.join(", ")
         ));
     }
+    if let Some(parquet) = &settings.parquet {
+        dataset::write(document, parquet)?;
+    }
     Ok(())
 }
 
@@ -542,6 +556,17 @@ pub struct AnalyzeArgs {
     /// Also write one CSV per table into this folder.
     #[arg(long, value_name = "DIR")]
     pub csv: Option<PathBuf>,
+    /// Also write the results as Parquet tables into this folder (created if missing): one
+    /// file per table per run (`DIR/<table>/<run_id>.parquet`: runs, files, graphs, replays,
+    /// findings, stages, stage_category, kernels), keyed by run id, file and rank. Runs
+    /// appended to one folder read as one table in DuckDB, Spark or Polars
+    /// (docs/parquet-schema.md).
+    #[arg(long, value_name = "DIR")]
+    pub parquet: Option<PathBuf>,
+    /// The run's id in the Parquet dataset (letters, digits, `.`, `_`, `-`); refused when
+    /// the folder already holds it. Default: the UTC start time and a random suffix.
+    #[arg(long, value_name = "ID", requires = "parquet")]
+    pub run_id: Option<String>,
     /// Also write the analysed trace as a Chrome-trace JSON for the Perfetto UI or
     /// chrome://tracing: GPU events and runtime calls, each graph replay a slice named with
     /// its status over its kernels (empty ones over the gap where they would have run),

@@ -1,0 +1,101 @@
+//! The `stages`, `stage_category` and `kernels` tables: each file's breakdown, as the
+//! JSON's `breakdown.stages`.
+
+use super::coverage::{Keyed, keyed, keyed_table};
+use super::ns;
+use super::table::Table;
+use crate::schema::{Document, Row, Stage};
+
+/// One row per stage of each file.
+pub fn stages(document: &Document, run_id: &str) -> Table {
+    let rows = keyed(document, |f| f.breakdown.stages.iter());
+    let mut table = keyed_table("stages", run_id, &rows);
+    table
+        .column("stage", &rows, |r| r.item.stage)
+        .column("steps", &rows, |r| r.item.steps)
+        .column("events", &rows, |r| r.item.events)
+        .column("gpu_time_ns", &rows, |r| ns(r.item.gpu_time_us))
+        .column("share_of_total", &rows, |r| r.item.share_of_total)
+        .column("busy_time_ns", &rows, |r| ns(r.item.busy_time_us))
+        .column("idle_basis", &rows, |r| r.item.idle_basis)
+        .column("window_ns", &rows, |r| ns(r.item.window_us))
+        .column("idle_time_ns", &rows, |r| ns(r.item.idle_time_us))
+        .column("unrecorded_replays", &rows, |r| r.item.unrecorded_replays)
+        .column("missing_work_low_ns", &rows, |r| {
+            ns(r.item.missing_work_low_us)
+        })
+        .column("missing_work_ns", &rows, |r| r.item.missing_work_us.map(ns))
+        .column("missing_work_high_ns", &rows, |r| {
+            r.item.missing_work_high_us.map(ns)
+        });
+    let by = |r: &Keyed<'_, &Stage>| r.item.categorised_by.clone();
+    table
+        .column("by_launching_op_ns", &rows, |r| ns(by(r).launching_op_us))
+        .column("by_capturing_op_ns", &rows, |r| ns(by(r).capturing_op_us))
+        .column("by_memcpy_memset_ns", &rows, |r| ns(by(r).memcpy_memset_us))
+        .column("by_graph_replay_ns", &rows, |r| ns(by(r).graph_replay_us))
+        .column("by_no_launch_call_ns", &rows, |r| {
+            ns(by(r).no_launch_call_us)
+        })
+        .column("by_no_launching_op_ns", &rows, |r| {
+            ns(by(r).no_launching_op_us)
+        })
+        .column("by_op_without_rule_ns", &rows, |r| {
+            ns(by(r).op_without_rule_us)
+        });
+    table
+}
+
+/// A category or kernel row of a stage, with its 1-based place in the stage's list.
+struct StageRow<'a> {
+    stage: &'static str,
+    position: usize,
+    row: &'a Row,
+}
+
+fn stage_rows<'a>(document: &'a Document, kernels: bool) -> Vec<Keyed<'a, StageRow<'a>>> {
+    keyed(document, |f| {
+        f.breakdown.stages.iter().flat_map(move |s| {
+            let list = if kernels { &s.kernels } else { &s.categories };
+            list.iter().enumerate().map(|(i, row)| StageRow {
+                stage: s.stage,
+                position: i + 1,
+                row,
+            })
+        })
+    })
+}
+
+/// The columns a category and a kernel row share.
+fn row_columns(table: &mut Table, rows: &[Keyed<'_, StageRow<'_>>]) {
+    table
+        .column("events", rows, |r| r.item.row.events)
+        .column("time_ns", rows, |r| ns(r.item.row.time_us))
+        .column("share", rows, |r| r.item.row.share)
+        .column("events_by_op", rows, |r| r.item.row.events_by_op)
+        .column("time_by_op_ns", rows, |r| ns(r.item.row.time_by_op_us));
+}
+
+/// One row per stage and kernel category of each file.
+pub fn stage_category(document: &Document, run_id: &str) -> Table {
+    let rows = stage_rows(document, false);
+    let mut table = keyed_table("stage_category", run_id, &rows);
+    table
+        .column("stage", &rows, |r| r.item.stage)
+        .column("category", &rows, |r| r.item.row.category.as_str());
+    row_columns(&mut table, &rows);
+    table
+}
+
+/// The top kernels of each stage of each file (`--top`, at least 50, as the JSON).
+pub fn kernels(document: &Document, run_id: &str) -> Table {
+    let rows = stage_rows(document, true);
+    let mut table = keyed_table("kernels", run_id, &rows);
+    table
+        .column("stage", &rows, |r| r.item.stage)
+        .column("position", &rows, |r| r.item.position)
+        .column("kernel", &rows, |r| r.item.row.name.as_str())
+        .column("category", &rows, |r| r.item.row.category.as_str());
+    row_columns(&mut table, &rows);
+    table
+}

@@ -1,0 +1,346 @@
+//! Parquet output (`analyze --parquet DIR`): the results as tables an engine reads
+//! (docs/parquet-schema.md). One file per table per run, `DIR/<table>/<run_id>.parquet`, so a
+//! run adds files and never rewrites one: `read_parquet('DIR/replays/*.parquet')` (DuckDB),
+//! `spark.read.parquet("DIR/replays")` or `pl.scan_parquet("DIR/replays/*.parquet")` read
+//! every run as one table. Every row carries `run_id`, `file` and `rank`, so tables join.
+//!
+//! The tables are made from the same [`Document`] the JSON is (and the replays from
+//! [`FileReport::replays`](crate::schema::FileReport::replays)), so their numbers are the
+//! JSON's: times as integer nanoseconds (`*_ns`; the JSON's `*_us` is `*_ns / 1000`), shares
+//! and ratios as the same doubles.
+
+mod breakdown;
+mod coverage;
+mod files;
+mod table;
+
+pub use table::{Kind, Table};
+
+use crate::ReportError;
+use crate::schema::Document;
+use parquet::file::metadata::KeyValue;
+use std::path::{Path, PathBuf};
+
+/// Version of the tables' layout (docs/parquet-schema.md); columns are only ever added
+/// within a version.
+pub const PARQUET_SCHEMA_VERSION: u32 = 1;
+
+/// The tables, in the order they are written.
+pub const TABLES: [&str; 8] = [
+    "runs",
+    "files",
+    "graphs",
+    "replays",
+    "findings",
+    "stages",
+    "stage_category",
+    "kernels",
+];
+
+/// A run's id: a folder-safe name, 1 to 64 of `A-Z a-z 0-9 . _ -`, starting with a letter
+/// or digit (engines skip files whose name starts with `.` or `_`).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct RunId(String);
+
+impl RunId {
+    /// `id` when it is a valid run id.
+    ///
+    /// # Errors
+    ///
+    /// [`ReportError::InvalidRunId`] naming what is wrong.
+    pub fn new(id: &str) -> Result<Self, ReportError> {
+        let reason = if id.is_empty() || id.len() > 64 {
+            Some("it must be 1 to 64 characters long")
+        } else if !id.starts_with(|c: char| c.is_ascii_alphanumeric()) {
+            Some("it must start with a letter or digit")
+        } else if !id
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))
+        {
+            Some("it may hold only letters, digits, `.`, `_` and `-`")
+        } else {
+            None
+        };
+        match reason {
+            Some(reason) => Err(ReportError::InvalidRunId {
+                run_id: id.to_owned(),
+                reason,
+            }),
+            None => Ok(RunId(id.to_owned())),
+        }
+    }
+
+    /// A new id from the run's start (µs since the Unix epoch) and a random `salt`:
+    /// `20250514T103000.123Z-3fa9c1`, so ids sort by time and two runs in the same
+    /// millisecond still differ.
+    pub fn generate(started_at_us: i64, salt: u64) -> Self {
+        let time =
+            jiff::Timestamp::from_microsecond(started_at_us).unwrap_or(jiff::Timestamp::UNIX_EPOCH);
+        RunId(format!(
+            "{}-{:06x}",
+            time.strftime("%Y%m%dT%H%M%S%.3fZ"),
+            salt & 0xff_ffff
+        ))
+    }
+
+    /// The id.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::fmt::Display for RunId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// What the `runs` table says about a run.
+#[derive(Debug, Clone)]
+pub struct RunInfo {
+    /// The run's id.
+    pub id: RunId,
+    /// When it started, µs since the Unix epoch (UTC).
+    pub started_at_us: i64,
+    /// The command line.
+    pub command: String,
+    /// Input files, folders expanded.
+    pub inputs: usize,
+}
+
+/// All tables of one run: [`TABLES`], in order.
+pub fn tables(document: &Document, run: &RunInfo) -> Vec<Table> {
+    let id = run.id.as_str();
+    vec![
+        files::runs(document, run),
+        files::files(document, id),
+        coverage::graphs(document, id),
+        coverage::replays(document, id),
+        coverage::findings(document, id),
+        breakdown::stages(document, id),
+        breakdown::stage_category(document, id),
+        breakdown::kernels(document, id),
+    ]
+}
+
+/// Where run `id`'s file of `table` goes in `dir`.
+pub fn table_path(dir: &Path, table: &str, id: &RunId) -> PathBuf {
+    dir.join(table).join(format!("{id}.parquet"))
+}
+
+/// Whether run `id` may be written to `dir`: none of its files is there yet.
+///
+/// # Errors
+///
+/// [`ReportError::RunExists`] naming the first of its files found.
+pub fn check_new_run(dir: &Path, id: &RunId) -> Result<(), ReportError> {
+    for table in TABLES {
+        let path = table_path(dir, table, id);
+        if path.exists() {
+            return Err(ReportError::RunExists {
+                run_id: id.to_string(),
+                path,
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Writes every table of `run` into `dir` (created if missing), one new file per table;
+/// returns the paths written. The files are written under hidden names and renamed when all
+/// are complete, so an engine reading the folder never sees half a file, and a run that
+/// fails leaves none.
+///
+/// # Errors
+///
+/// [`ReportError::RunExists`] when any table of this run id is already in `dir` (nothing is
+/// written then); [`ReportError::Write`] or [`ReportError::Parquet`] when a file cannot be
+/// written.
+pub fn write_dataset(
+    document: &Document,
+    run: &RunInfo,
+    dir: &Path,
+) -> Result<Vec<PathBuf>, ReportError> {
+    check_new_run(dir, &run.id)?;
+    let metadata = |table: &str| {
+        vec![
+            KeyValue::new("stepscope.table".to_owned(), table.to_owned()),
+            KeyValue::new("stepscope.run_id".to_owned(), run.id.to_string()),
+            KeyValue::new(
+                "stepscope.parquet_schema_version".to_owned(),
+                PARQUET_SCHEMA_VERSION.to_string(),
+            ),
+        ]
+    };
+    // Every table under its hidden name first, then the renames: a failure leaves no file of
+    // the run behind, so the same id can be written again.
+    let mut partials: Vec<(PathBuf, PathBuf)> = Vec::new();
+    let mut result = Ok(());
+    for table in tables(document, run) {
+        let path = table_path(dir, table.name, &run.id);
+        let partial = partial_path(&path);
+        partials.push((partial.clone(), path.clone()));
+        result = write_file(&table, metadata(table.name), &partial, &path);
+        if result.is_err() {
+            break;
+        }
+    }
+    if result.is_ok() {
+        for (partial, path) in &partials {
+            result = std::fs::rename(partial, path).map_err(|source| ReportError::Write {
+                path: path.clone(),
+                source,
+            });
+            if result.is_err() {
+                break;
+            }
+        }
+    }
+    for (partial, _) in &partials {
+        let _ = std::fs::remove_file(partial);
+    }
+    result.map(|()| partials.into_iter().map(|(_, path)| path).collect())
+}
+
+/// `.<name>.partial` beside `path`: engines skip hidden files.
+fn partial_path(path: &Path) -> PathBuf {
+    let name = path.file_name().map_or_else(
+        || "table.parquet".into(),
+        |n| n.to_string_lossy().into_owned(),
+    );
+    path.with_file_name(format!(".{name}.partial"))
+}
+
+/// Writes `table` to `partial`, creating its folder; errors name the table's `path`.
+fn write_file(
+    table: &Table,
+    metadata: Vec<KeyValue>,
+    partial: &Path,
+    path: &Path,
+) -> Result<(), ReportError> {
+    let write_error = |path: &Path| {
+        let path = path.to_owned();
+        move |source| ReportError::Write { path, source }
+    };
+    if let Some(folder) = partial.parent() {
+        std::fs::create_dir_all(folder).map_err(write_error(folder))?;
+    }
+    let file = std::fs::File::create(partial).map_err(write_error(partial))?;
+    table::write_parquet(table, metadata, file).map_err(|source| ReportError::Parquet {
+        path: path.to_owned(),
+        source,
+    })
+}
+
+/// Nanoseconds from the JSON's microseconds: exact, since those are whole nanoseconds
+/// divided by 1000 (`schema::micros`) and far below 2^53.
+fn ns(us: f64) -> i64 {
+    (us * 1e3).round() as i64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::schema::Tool;
+
+    fn empty_document() -> Document {
+        Document {
+            schema_version: crate::schema::SCHEMA_VERSION,
+            tool: Tool::current(),
+            verdict: "no-replays",
+            partial: false,
+            failed_files: Vec::new(),
+            warnings: Vec::new(),
+            files: Vec::new(),
+            combined: None,
+        }
+    }
+
+    fn run() -> RunInfo {
+        RunInfo {
+            id: RunId::new("test-run").expect("valid"),
+            started_at_us: 0,
+            command: "stepscope analyze".to_owned(),
+            inputs: 0,
+        }
+    }
+
+    /// A table's name and its `(column, type, null)` in order.
+    type Schema = (String, Vec<(String, String, bool)>);
+
+    /// Each table as docs/parquet-schema.md lists it.
+    fn documented() -> Vec<Schema> {
+        let doc = include_str!("../../../../docs/parquet-schema.md");
+        let mut tables: Vec<Schema> = Vec::new();
+        for line in doc.lines() {
+            if let Some(name) = line.strip_prefix("### `") {
+                tables.push((name.trim_end_matches('`').to_owned(), Vec::new()));
+            } else if let (Some(row), Some((_, columns))) =
+                (line.strip_prefix("| `"), tables.last_mut())
+            {
+                let cells: Vec<&str> = row.split(" | ").collect();
+                columns.push((
+                    cells[0].trim_end_matches('`').to_owned(),
+                    cells[1].to_owned(),
+                    cells[2] == "yes",
+                ));
+            }
+        }
+        tables
+    }
+
+    #[test]
+    fn the_schema_doc_lists_every_column_with_its_type() {
+        let written: Vec<Schema> = tables(&empty_document(), &run())
+            .iter()
+            .map(|t| {
+                let columns = t
+                    .columns
+                    .iter()
+                    .map(|c| (c.name.to_owned(), c.kind.sql_name().to_owned(), c.nullable))
+                    .collect();
+                (t.name.to_owned(), columns)
+            })
+            .collect();
+        let names: Vec<&str> = written.iter().map(|(name, _)| name.as_str()).collect();
+        assert_eq!(names, TABLES);
+        assert_eq!(written, documented());
+    }
+
+    #[test]
+    fn every_table_carries_the_keys() {
+        for table in tables(&empty_document(), &run()) {
+            let names: Vec<&str> = table.columns.iter().map(|c| c.name).collect();
+            let keys: &[&str] = if table.name == "runs" {
+                &["run_id"]
+            } else {
+                &["run_id", "file", "rank"]
+            };
+            assert_eq!(&names[..keys.len()], keys, "{}", table.name);
+        }
+    }
+
+    #[test]
+    fn run_ids_are_folder_safe_and_generated_ones_sort_by_time() {
+        for bad in ["", ".hidden", "_spark", "a/b", "..", "a b", &"x".repeat(65)] {
+            assert!(RunId::new(bad).is_err(), "{bad:?}");
+        }
+        for good in ["run-a", "2025-05-14.node3", "A_1"] {
+            assert!(RunId::new(good).is_ok(), "{good}");
+        }
+        let early = RunId::generate(1_747_218_600_123_000, 0xffff_ffff);
+        let late = RunId::generate(1_747_218_600_124_000, 0);
+        assert_eq!(early.as_str(), "20250514T103000.123Z-ffffff");
+        assert!(early < late);
+        assert!(RunId::new(early.as_str()).is_ok());
+    }
+
+    #[test]
+    fn an_empty_table_is_a_file_with_its_columns() {
+        let table = &tables(&empty_document(), &run())[3];
+        assert_eq!(table.name, "replays");
+        let mut bytes = Vec::new();
+        table::write_parquet(table, Vec::new(), &mut bytes).expect("written");
+        assert!(bytes.starts_with(b"PAR1") && bytes.ends_with(b"PAR1"));
+    }
+}
