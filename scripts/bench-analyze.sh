@@ -8,6 +8,7 @@
 #   scripts/bench-analyze.sh                 # RUNS=5, HTA_RUNS=3, files in bench-data/ (git-ignored)
 #   HTA=0 scripts/bench-analyze.sh           # stepscope only
 #   HTA_BACKEND=json scripts/bench-analyze.sh
+#   CASES="piecewise_1g.json ranks8" scripts/bench-analyze.sh   # some of the cases
 #
 # Cases: the piecewise vLLM trace ×~190 as plain JSON, .json.gz and .json.zst; 8 rank files
 # of 115–150 MB (the same trace tiled to 8 sizes, so no two are the same file); the HTA
@@ -72,7 +73,8 @@ inputs() { # case -> the files it names
 }
 
 printf '%-22s %8s | %9s %8s | %9s %8s | %7s\n' case json_MB stepscope rss_MB hta rss_MB ratio
-for name in piecewise_1g.json piecewise_1g.json.gz piecewise_1g.json.zst ranks8 hta_graphs_1g.json; do
+CASES=${CASES:-piecewise_1g.json piecewise_1g.json.gz piecewise_1g.json.zst ranks8 hta_graphs_1g.json}
+for name in $CASES; do
   mapfile -t files < <(inputs "$name")
   target=$([ "$name" = ranks8 ] && echo "$DATA/ranks8" || echo "${files[0]}")
   json_bytes=0
