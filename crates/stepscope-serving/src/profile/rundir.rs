@@ -59,7 +59,7 @@ impl RunDir {
             root: root.to_owned(),
             record: Arc::new(Mutex::new(record)),
         };
-        dir.save()?;
+        dir.save(&dir.lock())?;
         Ok(dir)
     }
 
@@ -87,9 +87,14 @@ impl RunDir {
     }
 
     /// Changes the record and rewrites `results.json`.
+    ///
+    /// The file is written while the record is locked: the signal thread marks the run
+    /// interrupted while the main thread records its phase, and two writers of the one
+    /// temporary file would race (the second rename finds it gone) or leave the older record.
     pub fn update(&self, change: impl FnOnce(&mut RunRecord)) -> Result<(), RunDirError> {
-        change(&mut self.lock());
-        self.save()
+        let mut record = self.lock();
+        change(&mut record);
+        self.save(&record)
     }
 
     /// Sets the phase (and rewrites `results.json`).
@@ -117,8 +122,9 @@ impl RunDir {
         write_atomic(&self.path(relative), bytes)
     }
 
-    fn save(&self) -> Result<(), RunDirError> {
-        let text = serde_json::to_string_pretty(&*self.lock()).unwrap_or_default() + "\n";
+    /// Writes `record` (held locked by the caller) as `results.json`.
+    fn save(&self, record: &RunRecord) -> Result<(), RunDirError> {
+        let text = serde_json::to_string_pretty(record).unwrap_or_default() + "\n";
         self.write("results.json", text.as_bytes())
     }
 

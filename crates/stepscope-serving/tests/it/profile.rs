@@ -224,6 +224,31 @@ fn the_run_directory_keeps_results_current_and_never_mixes_runs() {
     assert!(again.to_string().contains("give a new --out"), "{again}");
 }
 
+/// The signal thread marks the run interrupted while the main thread records its phase: both
+/// rewrite `results.json`. Each write must succeed and the file must end as the record does
+/// (a `profile` run once exited 1 instead of 129 when the two renames of one temporary file
+/// raced).
+#[test]
+fn two_threads_rewriting_results_never_fail_and_the_last_record_wins() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let root = dir.path().join("run");
+    let run = RunDir::create(&root, record()).expect("created");
+    let marker = run.clone();
+    let signal = std::thread::spawn(move || {
+        (0..300).try_for_each(|i| marker.end(RunStatus::Interrupted, Some(format!("signal {i}"))))
+    });
+    let phases = (0..300).try_for_each(|i| run.phase(&format!("window {i}")));
+    let ended = signal.join().expect("the thread ends");
+    assert!(phases.is_ok() && ended.is_ok(), "{phases:?} {ended:?}");
+    let written: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(root.join("results.json")).expect("read"))
+            .expect("JSON");
+    let record = serde_json::to_value(run.record()).expect("record");
+    assert_eq!(written, record, "results.json holds the last record");
+    assert_eq!(written["phase"], "window 299");
+    assert_eq!(written["error"], "signal 299");
+}
+
 fn phase(kind: &'static str, index: usize, rate: f64) -> PhaseRecord {
     PhaseRecord {
         kind,
