@@ -84,8 +84,13 @@ impl<'a> Lexer<'a> {
         }
     }
 
+    /// Steps over whitespace; one compare when there is none (a trace written by Kineto
+    /// has none inside its events).
     #[inline(always)]
     fn skip_whitespace(&mut self) {
+        if self.bytes.get(self.pos).is_some_and(|&byte| byte > b' ') {
+            return;
+        }
         while let Some(b' ' | b'\n' | b'\r' | b'\t') = self.bytes.get(self.pos) {
             self.pos += 1;
         }
@@ -369,8 +374,18 @@ impl<'a> Lexer<'a> {
         Ok(integral)
     }
 
+    /// Steps over a run of ASCII digits, a word at a time (a timestamp has 13 or more).
     #[inline(always)]
     fn digits(&mut self) {
+        while let Some(word) = self.bytes.get(self.pos..self.pos + 8) {
+            match non_digit_in_word(word) {
+                Some(at) => {
+                    self.pos += at;
+                    return;
+                }
+                None => self.pos += 8,
+            }
+        }
         let rest = &self.bytes[self.pos..];
         self.pos += rest
             .iter()
@@ -415,6 +430,17 @@ impl<'a> Lexer<'a> {
         }
     }
 
+    /// [`Self::skip_value`] for a member of a container: strings and numbers (most members)
+    /// stepped over here, without a call.
+    #[inline(always)]
+    fn skip_member_value(&mut self, depth: u32) -> Step<()> {
+        match self.peek()? {
+            b'"' => self.skip_string(),
+            b'-' | b'0'..=b'9' => self.number_grammar().map(drop),
+            _ => self.skip_value(depth),
+        }
+    }
+
     fn skip_object(&mut self, depth: u32) -> Step<()> {
         if depth > MAX_DEPTH {
             return Err(self.fail(&"values nested too deep"));
@@ -428,7 +454,7 @@ impl<'a> Lexer<'a> {
             }
             self.skip_string()?;
             self.expect(b':', &"expected `:` after a key")?;
-            self.skip_value(depth)?;
+            self.skip_member_value(depth)?;
             if !self.next_member(b'}', &"expected `,` or `}` after a value in an object")? {
                 return Ok(());
             }
@@ -445,7 +471,7 @@ impl<'a> Lexer<'a> {
             return Ok(());
         }
         loop {
-            self.skip_value(depth)?;
+            self.skip_member_value(depth)?;
             if !self.next_member(b']', &"expected `,` or `]` after a value in an array")? {
                 return Ok(());
             }
@@ -703,11 +729,50 @@ fn find_special(bytes: &[u8], mut from: usize) -> usize {
     from + end
 }
 
-/// The first `"` or `\\` at or after `from`; `bytes.len()` when none.
+/// The first `"` or `\\` at or after `from`; `bytes.len()` when none. The keys and short
+/// values skipped in `args` end within two words, checked in place: a call into `memchr`'s
+/// vector search costs more than such a string.
 #[inline(always)]
-fn find_quote_or_backslash(bytes: &[u8], from: usize) -> usize {
+fn find_quote_or_backslash(bytes: &[u8], mut from: usize) -> usize {
+    for _ in 0..2 {
+        let Some(word) = bytes.get(from..from + 8) else {
+            break;
+        };
+        if let Some(at) = quote_or_backslash_in_word(word) {
+            return from + at;
+        }
+        from += 8;
+    }
     let rest = bytes.get(from..).unwrap_or_default();
     from + memchr::memchr2(b'"', b'\\', rest).unwrap_or(rest.len())
+}
+
+/// The index in `word` (8 bytes) of its first byte that is not an ASCII digit. Exact for
+/// the first such byte: the borrows and carries of the sums below only run into the bytes
+/// above it.
+#[inline(always)]
+fn non_digit_in_word(word: &[u8]) -> Option<usize> {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGHS: u64 = 0x8080_8080_8080_8080;
+    let word = u64::from_le_bytes(word.try_into().unwrap_or([0; 8]));
+    // Below `0`: the subtraction sets the byte's high bit; above `9` (and below 0x80): the
+    // addition does; 0x80 and above: the byte's own high bit.
+    let flagged =
+        (word.wrapping_sub(ONES * u64::from(b'0')) | word.wrapping_add(ONES * 0x46) | word) & HIGHS;
+    (flagged != 0).then(|| (flagged.trailing_zeros() / 8) as usize)
+}
+
+/// The index in `word` (8 bytes) of its first `"` or `\\`.
+#[inline(always)]
+fn quote_or_backslash_in_word(word: &[u8]) -> Option<usize> {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGHS: u64 = 0x8080_8080_8080_8080;
+    let word = u64::from_le_bytes(word.try_into().unwrap_or([0; 8]));
+    let quote = word ^ (ONES * u64::from(b'"'));
+    let backslash = word ^ (ONES * u64::from(b'\\'));
+    let flagged =
+        ((quote.wrapping_sub(ONES) & !quote) | (backslash.wrapping_sub(ONES) & !backslash)) & HIGHS;
+    (flagged != 0).then(|| (flagged.trailing_zeros() / 8) as usize)
 }
 
 /// The index in `word` (8 bytes) of its first `"`, `\` or control byte.
@@ -778,6 +843,28 @@ mod tests {
             r#"{"ph":"X","cat":"python_function","name":"k","ts":2,"cat":"kernel"}"#;
         let theirs: RawEvent = serde_json::from_str(recategorised).unwrap();
         assert_eq!(read(recategorised).unwrap(), theirs);
+    }
+
+    #[test]
+    fn finds_the_first_non_digit_in_every_lane() {
+        for at in 0..8 {
+            for byte in (0..=255u8).filter(|b| !b.is_ascii_digit()) {
+                let mut word = *b"01234567";
+                word[at] = byte;
+                // Bytes after it that would carry or borrow: never change the answer.
+                for after in at + 1..8 {
+                    word[after] = [0x00, 0xff, b'9', b'/'][after % 4];
+                }
+                assert_eq!(non_digit_in_word(&word), Some(at), "{byte:#x} at {at}");
+            }
+        }
+        assert_eq!(non_digit_in_word(b"98765432"), None);
+        let mut lexer = Lexer {
+            bytes: b"12345678901234567.5",
+            pos: 0,
+        };
+        lexer.digits();
+        assert_eq!(lexer.pos, 17);
     }
 
     #[test]
