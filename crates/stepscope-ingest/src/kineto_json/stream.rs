@@ -75,12 +75,15 @@ impl Window<'_> {
         self.base += count as u64;
     }
 
-    /// Takes the first `count` bytes out.
-    fn take(&mut self, count: usize) -> Vec<u8> {
-        let rest = self.bytes.split_off(count);
-        let taken = std::mem::replace(&mut self.bytes, rest);
+    /// Takes the first `count` bytes out: the window's own buffer, cut short, so only the
+    /// bytes after `count` are copied (into a buffer of `capacity`, which the next pieces
+    /// fill without growing it).
+    fn take(&mut self, count: usize, capacity: usize) -> Vec<u8> {
+        let mut rest = Vec::with_capacity(capacity.max(self.bytes.len() - count));
+        rest.extend_from_slice(&self.bytes[count..]);
+        self.bytes.truncate(count);
         self.base += count as u64;
-        taken
+        std::mem::replace(&mut self.bytes, rest)
     }
 }
 
@@ -353,10 +356,13 @@ impl Run<'_, '_> {
     }
 
     /// The next segment of the window: about `segment` bytes ending where the next event
-    /// seems to start, or the rest of the stream. `None` when nothing is left.
+    /// seems to start, or the rest of the stream. `None` when nothing is left. The window
+    /// is filled only just past `segment`: what lies after the cut is copied to start the
+    /// next window (copying a whole second segment cost the joining thread more time than
+    /// its joining, measured on a 1 GB `.json.gz`).
     fn cut(&mut self) -> Option<Segment> {
         let size = self.segment;
-        while self.window.bytes.len() < size * 2 && self.window.more() {}
+        while self.window.bytes.len() <= size && self.window.more() {}
         if self.window.bytes.is_empty() {
             return None;
         }
@@ -372,7 +378,7 @@ impl Run<'_, '_> {
             }
         };
         let base = self.window.base;
-        let bytes = self.window.take(cut);
+        let bytes = self.window.take(cut, size + size / 2);
         let index = self.next_index;
         self.next_index += 1;
         Some(Segment { index, base, bytes })
