@@ -56,10 +56,12 @@ fn classify_category(category: &str) -> CategoryClass {
 /// Whether a complete (`X`) event of `category` is only counted, none of its other fields
 /// read: the lexer may skip them unread.
 pub(crate) fn only_counted(category: &str) -> bool {
-    matches!(
-        classify_category(category),
-        CategoryClass::PythonFunction | CategoryClass::Ignored
-    )
+    // Most events of a `with_stack` trace: answered before the table.
+    category == "python_function"
+        || matches!(
+            classify_category(category),
+            CategoryClass::PythonFunction | CategoryClass::Ignored
+        )
 }
 
 /// Adds one event to the builder, counting whatever it cannot use.

@@ -150,11 +150,12 @@ impl<'a> Lexer<'a> {
         Ok(key)
     }
 
-    /// Reads an event. Its phase and category are read at once; the fields that only a
-    /// kept event needs (name, numbers, `args`) are checked and stepped over, their places
-    /// noted, and read only once the whole object says the event is kept: most of a
-    /// `with_stack` trace is Python functions that are only counted, and a writer may put
-    /// `ph` and `cat` after the other keys (tools that sort keys do).
+    /// Reads an event. Its phase and category are read at once. The fields that only a
+    /// kept event needs (name, numbers, `args`) are read where they stand when `ph` and
+    /// `cat` came before them and make it kept (Kineto writes them first); otherwise they are
+    /// checked and stepped over, their places noted, and read only once the whole object
+    /// says the event is kept: most of a `with_stack` trace is Python functions that are
+    /// only counted, and tools that sort keys put `ph` and `cat` after the rest.
     fn event(&mut self, event: &mut RawEvent<'a>) -> Step<()> {
         if !self.open_object(&"expected a trace event object (`{`)")? {
             return Ok(());
@@ -181,8 +182,17 @@ impl<'a> Lexer<'a> {
     ) -> Step<()> {
         let malformed = &mut event.malformed_fields;
         match key.bytes() {
-            b"ph" => event.phase = self.text_or_count(malformed)?,
-            b"cat" => event.category = self.text_or_count(malformed)?,
+            b"ph" => {
+                event.phase = self.text_or_count(malformed)?;
+                later.kept = known_kept(event);
+            }
+            b"cat" => {
+                event.category = self.text_or_count(malformed)?;
+                later.kept = known_kept(event);
+            }
+            b"name" | b"pid" | b"tid" | b"ts" | b"dur" | b"id" | b"args" if later.kept => {
+                self.read_now(event, later, key.bytes())?;
+            }
             b"name" => later.name = Some(self.step_over()?),
             b"pid" => later.pid = Some(self.step_over()?),
             b"tid" => later.tid = Some(self.step_over()?),
@@ -208,6 +218,28 @@ impl<'a> Lexer<'a> {
         Ok(())
     }
 
+    /// Reads a field of an event already known to be kept (its `ph` and `cat` came first,
+    /// as Kineto writes them) where it stands, instead of stepping over it and reading it
+    /// again at the end.
+    #[inline(never)]
+    fn read_now(&mut self, event: &mut RawEvent<'a>, later: &mut Later, key: &[u8]) -> Step<()> {
+        match key {
+            b"name" => {
+                later.name = None;
+                event.name = self.text_or_count(&mut event.malformed_fields)?;
+            }
+            b"pid" => (later.pid, event.pid) = (None, Some(self.number()?)),
+            b"tid" => (later.tid, event.tid) = (None, Some(self.number()?)),
+            b"ts" => (later.ts, event.ts) = (None, Some(self.number()?)),
+            b"dur" => (later.dur, event.dur) = (None, Some(self.number()?)),
+            b"id" => (later.id, event.id) = (None, Some(self.number()?)),
+            b"args" => (later.args, event.args) = (None, self.args()?),
+            _ => {}
+        }
+        later.read_now = true;
+        Ok(())
+    }
+
     /// Steps over a value, returning where it starts.
     fn step_over(&mut self) -> Step<usize> {
         self.skip_whitespace();
@@ -230,9 +262,19 @@ impl<'a> Lexer<'a> {
     /// Reads the noted fields of a kept event; of one that is only counted, only whether
     /// its name was a string.
     fn read_later(&mut self, event: &mut RawEvent<'a>, later: &Later) -> Step<()> {
-        if only_counted(event) {
+        // `kept` was worked out when `ph` or `cat` was last read: with both there, the
+        // event is counted exactly when it is not kept.
+        let counted = event.phase.is_some() && event.category.is_some() && !later.kept;
+        if counted {
             if later.name.is_some_and(|at| self.bytes[at] != b'"') {
                 event.malformed_fields += 1;
+            }
+            if later.read_now {
+                // Fields read before a later `ph` or `cat` made it a counted event.
+                let kept = std::mem::take(event);
+                (event.phase, event.category) = (kept.phase, kept.category);
+                (event.unknown_keys, event.malformed_fields) =
+                    (kept.unknown_keys, kept.malformed_fields);
             }
             return Ok(());
         }
@@ -240,24 +282,23 @@ impl<'a> Lexer<'a> {
             self.pos = at;
             event.name = self.text_or_count(&mut event.malformed_fields)?;
         }
-        event.pid = self.number_at(later.pid)?;
-        event.tid = self.number_at(later.tid)?;
-        event.ts = self.number_at(later.ts)?;
-        event.dur = self.number_at(later.dur)?;
-        event.id = self.number_at(later.id)?;
+        for (at, field) in [
+            (later.pid, &mut event.pid),
+            (later.tid, &mut event.tid),
+            (later.ts, &mut event.ts),
+            (later.dur, &mut event.dur),
+            (later.id, &mut event.id),
+        ] {
+            if let Some(at) = at {
+                self.pos = at;
+                *field = Some(self.number()?);
+            }
+        }
         if let Some(at) = later.args {
             self.pos = at;
             event.args = self.args()?;
         }
         Ok(())
-    }
-
-    fn number_at(&mut self, at: Option<usize>) -> Step<Option<Number<'a>>> {
-        let Some(at) = at else {
-            return Ok(None);
-        };
-        self.pos = at;
-        self.number().map(Some)
     }
 
     fn args(&mut self) -> Step<Args<'a>> {
@@ -624,6 +665,15 @@ struct Later {
     dur: Option<usize>,
     id: Option<usize>,
     args: Option<usize>,
+    /// Whether `ph` and `cat`, read so far, make the event one that is kept.
+    kept: bool,
+    /// Whether a field was read where it stood (because `kept` was set then).
+    read_now: bool,
+}
+
+/// Whether `event` has a phase and a category, and they make it one that is kept.
+fn known_kept(event: &RawEvent<'_>) -> bool {
+    event.phase.is_some() && event.category.is_some() && !only_counted(event)
 }
 
 /// Whether `event`'s phase and category make it one that is only counted.
@@ -843,6 +893,29 @@ mod tests {
             r#"{"ph":"X","cat":"python_function","name":"k","ts":2,"cat":"kernel"}"#;
         let theirs: RawEvent = serde_json::from_str(recategorised).unwrap();
         assert_eq!(read(recategorised).unwrap(), theirs);
+        // Read where they stood while it looked kept, then counted after all: dropped.
+        let counted_after_all = r#"{"ph":"X","cat":"kernel","name":"k","ts":2,"args":{"correlation":5},"x":1,"cat":"python_function"}"#;
+        let event = read(counted_after_all).unwrap();
+        assert_eq!(
+            (&event.name, &event.ts, &event.args),
+            (&None, &None, &Args::default())
+        );
+        assert_eq!(event.unknown_keys, vec![Text(Cow::Borrowed("x"))]);
+    }
+
+    #[test]
+    fn a_kept_event_reads_the_same_whatever_its_key_order() {
+        // Kineto writes `ph` and `cat` first (fields then read where they stand); tools that
+        // sort keys put them after the rest (fields read at the end). Duplicates: the last.
+        let kineto = r#"{"ph":"X","cat":"kernel","name":"k","pid":1,"tid":7,"ts":10.5,"dur":2,"id":3,"args":{"correlation":77,"stream":7,"Ev Idx":1},"ts":11}"#;
+        let sorted = r#"{"args":{"Ev Idx":1,"correlation":77,"stream":7},"cat":"kernel","dur":2,"id":3,"name":"k","ph":"X","pid":1,"tid":7,"ts":10.5,"ts":11}"#;
+        let theirs: RawEvent = serde_json::from_str(kineto).unwrap();
+        assert_eq!(read(kineto).unwrap(), theirs);
+        assert_eq!(read(sorted).unwrap(), theirs);
+        let mixed = r#"{"ts":1,"ph":"X","cat":"kernel","ts":2}"#;
+        assert_eq!(read(mixed).unwrap().ts, Some(Number::Integer(2)));
+        let mixed = r#"{"ph":"X","cat":"kernel","ts":1,"cat":"cpu_op","ts":2}"#;
+        assert_eq!(read(mixed).unwrap().ts, Some(Number::Integer(2)));
     }
 
     #[test]
