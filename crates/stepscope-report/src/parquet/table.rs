@@ -2,7 +2,9 @@
 //! without arrow (docs/parquet-schema.md says why).
 
 use parquet::basic::{Compression, LogicalType, Repetition, TimeUnit, Type as PhysicalType};
-use parquet::data_type::{BoolType, ByteArray, ByteArrayType, DoubleType, Int32Type, Int64Type};
+use parquet::data_type::{
+    BoolType, ByteArray, ByteArrayType, DataType, DoubleType, Int32Type, Int64Type,
+};
 use parquet::errors::ParquetError;
 use parquet::file::metadata::KeyValue;
 use parquet::file::properties::WriterProperties;
@@ -293,15 +295,21 @@ pub fn write_parquet<W: std::io::Write + Send>(
     Ok(())
 }
 
-/// The non-null values of `values[range]`, and the definition levels when nullable.
-fn levels<T, U>(
+/// Writes `values` (one row group's share of a column) as the physical type `D`: the
+/// non-null values, converted, and the definition levels when the column is nullable.
+fn write_values<D: DataType, T>(
+    writer: &mut SerializedColumnWriter<'_>,
     values: &[Option<T>],
     nullable: bool,
-    convert: impl Fn(&T) -> U,
-) -> (Vec<U>, Option<Vec<i16>>) {
-    let present = values.iter().flatten().map(convert).collect();
-    let definitions = nullable.then(|| values.iter().map(|v| i16::from(v.is_some())).collect());
-    (present, definitions)
+    convert: impl Fn(&T) -> D::T,
+) -> Result<(), ParquetError> {
+    let present: Vec<D::T> = values.iter().flatten().map(convert).collect();
+    let definitions: Option<Vec<i16>> =
+        nullable.then(|| values.iter().map(|v| i16::from(v.is_some())).collect());
+    writer
+        .typed::<D>()
+        .write_batch(&present, definitions.as_deref(), None)
+        .map(drop)
 }
 
 fn write_column(
@@ -311,37 +319,12 @@ fn write_column(
 ) -> Result<(), ParquetError> {
     let nullable = column.nullable;
     match &column.values {
-        Values::Int32(v) => {
-            let (values, definitions) = levels(&v[range], nullable, |x| *x);
-            writer
-                .typed::<Int32Type>()
-                .write_batch(&values, definitions.as_deref(), None)?;
-        }
-        Values::Int64(v) => {
-            let (values, definitions) = levels(&v[range], nullable, |x| *x);
-            writer
-                .typed::<Int64Type>()
-                .write_batch(&values, definitions.as_deref(), None)?;
-        }
-        Values::Double(v) => {
-            let (values, definitions) = levels(&v[range], nullable, |x| *x);
-            writer
-                .typed::<DoubleType>()
-                .write_batch(&values, definitions.as_deref(), None)?;
-        }
-        Values::Bool(v) => {
-            let (values, definitions) = levels(&v[range], nullable, |x| *x);
-            writer
-                .typed::<BoolType>()
-                .write_batch(&values, definitions.as_deref(), None)?;
-        }
-        Values::Text(v) => {
-            let (values, definitions) =
-                levels(&v[range], nullable, |x| ByteArray::from(x.as_str()));
-            writer
-                .typed::<ByteArrayType>()
-                .write_batch(&values, definitions.as_deref(), None)?;
-        }
+        Values::Int32(v) => write_values::<Int32Type, _>(writer, &v[range], nullable, |x| *x),
+        Values::Int64(v) => write_values::<Int64Type, _>(writer, &v[range], nullable, |x| *x),
+        Values::Double(v) => write_values::<DoubleType, _>(writer, &v[range], nullable, |x| *x),
+        Values::Bool(v) => write_values::<BoolType, _>(writer, &v[range], nullable, |x| *x),
+        Values::Text(v) => write_values::<ByteArrayType, _>(writer, &v[range], nullable, |x| {
+            ByteArray::from(x.as_str())
+        }),
     }
-    Ok(())
 }
