@@ -3,11 +3,16 @@
 //! Copy `k` shifts every numeric `ts` by `k × (span of the trace + 1 ms)` (rounded up to whole
 //! µs) and offsets `args.correlation`, `args["External id"]`, `args["external id"]` and every
 //! integer event `id` (flows) by `k × (largest such id + 1)`, so correlations stay unique and
-//! each graph replay keeps its kernels. Events are written one at a time.
+//! each graph replay keeps its kernels. Events are written one at a time, each with its
+//! members in the order they were read and the text of the values it does not move, so the
+//! tiled file is laid out as the recorded one (Kineto writes `ph` and `cat` first; the reader
+//! has a faster path for that).
 
 use std::io::{BufWriter, Write};
 
-use serde_json::{Map, Number, Value};
+use indexmap::IndexMap;
+use serde_json::Number;
+use serde_json::value::RawValue;
 
 use crate::SynthError;
 
@@ -31,24 +36,33 @@ pub struct TileSummary {
     pub id_offset: u64,
 }
 
+/// An object's members in the order they were written, their values as written.
+type Members = IndexMap<String, Box<RawValue>>;
+
+/// One event as read: its members in order, with the ones a copy moves parsed.
+struct Event {
+    members: Members,
+    ts: Option<Number>,
+    id: Option<u64>,
+    /// The args' members, when an id among them moves.
+    args: Option<Members>,
+}
+
 /// Parses `input` (an object with `traceEvents`, or a top-level array) and writes it to `out`
 /// with its events repeated `copies` times in time. An object keeps its other keys (written
-/// before `traceEvents`); an array stays an array.
+/// before `traceEvents`); an array stays an array. Every event keeps its members in the order
+/// they were written (as Kineto writes them: `ph` and `cat` first) and the text of the values
+/// a copy does not move; members are separated as Python's `json.dumps` does (`", "`, `": "`).
 ///
 /// # Errors
 /// [`SynthError::Json`] for invalid JSON, [`SynthError::NotATrace`] when there is no event
 /// list, [`SynthError::Io`] when writing fails.
 pub fn tile(input: &[u8], copies: usize, out: impl Write) -> Result<TileSummary, SynthError> {
-    let doc: Value = serde_json::from_slice(input)?;
-    tile_value(doc, copies, out)
-}
-
-/// [`tile`] for an already parsed document.
-///
-/// # Errors
-/// As [`tile`], less the parse error.
-pub fn tile_value(doc: Value, copies: usize, out: impl Write) -> Result<TileSummary, SynthError> {
-    let (header, mut events) = split(doc)?;
+    let (header, raw_events) = split(input)?;
+    let events = raw_events
+        .iter()
+        .map(|raw| read_event(raw))
+        .collect::<Result<Vec<_>, _>>()?;
     let time_shift_us = time_shift(&events);
     let id_offset = max_id(&events).saturating_add(1);
     let mut w = Counting {
@@ -56,15 +70,13 @@ pub fn tile_value(doc: Value, copies: usize, out: impl Write) -> Result<TileSumm
         bytes: 0,
     };
     open(&mut w, header.as_ref())?;
-    for k in 0..copies {
-        if k > 0 {
-            for event in &mut events {
-                shift_event(event, time_shift_us, id_offset);
-            }
-        }
-        for (i, event) in events.iter().enumerate() {
+    for k in 0..copies as u64 {
+        for (i, (event, raw)) in events.iter().zip(&raw_events).enumerate() {
             w.write_all(if k == 0 && i == 0 { b"\n" } else { b",\n" })?;
-            serde_json::to_writer(&mut w, event)?;
+            match event {
+                Some(event) => write_event(&mut w, event, k * time_shift_us, k * id_offset)?,
+                None => w.write_all(raw.get().as_bytes())?,
+            }
         }
     }
     w.write_all(if header.is_some() {
@@ -83,26 +95,133 @@ pub fn tile_value(doc: Value, copies: usize, out: impl Write) -> Result<TileSumm
     })
 }
 
-/// The header keys (None for an array document) and the event list.
-type Split = (Option<Map<String, Value>>, Vec<Value>);
+/// The header members (None for an array document) and the events as written.
+type Split = (Option<Members>, Vec<Box<RawValue>>);
 
 /// Splits a document into [`Split`].
-fn split(doc: Value) -> Result<Split, SynthError> {
-    match doc {
-        Value::Array(events) => Ok((None, events)),
-        Value::Object(mut map) => match map.remove("traceEvents") {
-            Some(Value::Array(events)) => Ok((Some(map), events)),
-            Some(_) => Err(SynthError::NotATrace("traceEvents is not an array".into())),
-            None => Err(SynthError::NotATrace("no traceEvents key".into())),
-        },
-        _ => Err(SynthError::NotATrace(
-            "top level is neither object nor array".into(),
-        )),
+fn split(input: &[u8]) -> Result<Split, SynthError> {
+    let first = input.iter().find(|b| !b.is_ascii_whitespace());
+    match first {
+        Some(b'[') => Ok((None, serde_json::from_slice(input)?)),
+        Some(b'{') => {
+            let mut members: Members = serde_json::from_slice(input)?;
+            let events = members
+                .shift_remove("traceEvents")
+                .ok_or_else(|| SynthError::NotATrace("no traceEvents key".into()))?;
+            let events = serde_json::from_str(events.get())
+                .map_err(|_| SynthError::NotATrace("traceEvents is not an array".into()))?;
+            Ok((Some(members), events))
+        }
+        _ => {
+            // Invalid JSON is told as such; valid JSON of another kind is not a trace.
+            serde_json::from_slice::<serde::de::IgnoredAny>(input)?;
+            Err(SynthError::NotATrace(
+                "top level is neither object nor array".into(),
+            ))
+        }
     }
 }
 
+/// An event object read for tiling; `None` for one that is not an object (copied as is).
+fn read_event(raw: &RawValue) -> Result<Option<Event>, SynthError> {
+    if !raw.get().starts_with('{') {
+        return Ok(None);
+    }
+    let members: Members = serde_json::from_str(raw.get())?;
+    let number = |key: &str| {
+        members
+            .get(key)
+            .and_then(|v| serde_json::from_str::<Number>(v.get()).ok())
+    };
+    let ts = number("ts");
+    let id = number("id").and_then(|n| n.as_u64());
+    let args = match members.get("args") {
+        Some(args) if args.get().starts_with('{') => {
+            let args: Members = serde_json::from_str(args.get())?;
+            ARG_IDS
+                .iter()
+                .any(|key| args.get(*key).is_some_and(|v| as_u64(v).is_some()))
+                .then_some(args)
+        }
+        _ => None,
+    };
+    Ok(Some(Event {
+        members,
+        ts,
+        id,
+        args,
+    }))
+}
+
+fn as_u64(raw: &RawValue) -> Option<u64> {
+    serde_json::from_str::<Number>(raw.get()).ok()?.as_u64()
+}
+
+/// Writes `members` with `value` deciding each member's text (`None`: as read).
+fn write_members(
+    w: &mut impl Write,
+    members: &Members,
+    mut value: impl FnMut(&mut dyn Write, &str) -> Result<bool, SynthError>,
+) -> Result<(), SynthError> {
+    w.write_all(b"{")?;
+    for (i, (key, raw)) in members.iter().enumerate() {
+        if i > 0 {
+            w.write_all(b", ")?;
+        }
+        serde_json::to_writer(&mut *w, key)?;
+        w.write_all(b": ")?;
+        if !value(&mut *w, key)? {
+            w.write_all(raw.get().as_bytes())?;
+        }
+    }
+    w.write_all(b"}")?;
+    Ok(())
+}
+
+/// Writes one copy of `event`: `ts + shift`, ids `+ offset`, the rest as read.
+fn write_event(
+    w: &mut impl Write,
+    event: &Event,
+    shift: u64,
+    offset: u64,
+) -> Result<(), SynthError> {
+    write_members(w, &event.members, |w, key| match key {
+        "ts" => write_moved(w, event.ts.as_ref().and_then(|ts| add_time(ts, shift))),
+        "id" => write_moved(
+            w,
+            event.id.map(|id| Number::from(id.saturating_add(offset))),
+        ),
+        "args" => match &event.args {
+            Some(args) => write_args(w, args, offset).map(|()| true),
+            None => Ok(false),
+        },
+        _ => Ok(false),
+    })
+}
+
+fn write_args(w: &mut dyn Write, args: &Members, offset: u64) -> Result<(), SynthError> {
+    let mut w = w;
+    write_members(&mut w, args, |w, key| {
+        let moved = ARG_IDS
+            .contains(&key)
+            .then(|| args.get(key).and_then(|v| as_u64(v)))
+            .flatten()
+            .map(|id| Number::from(id.saturating_add(offset)));
+        write_moved(w, moved)
+    })
+}
+
+/// Writes `moved` when there is one; whether it did.
+fn write_moved(w: &mut dyn Write, moved: Option<Number>) -> Result<bool, SynthError> {
+    let Some(moved) = moved else {
+        return Ok(false);
+    };
+    serde_json::to_writer(w, &moved)?;
+    Ok(true)
+}
+
 /// Writes the header keys and opens the event array.
-fn open(w: &mut impl Write, header: Option<&Map<String, Value>>) -> Result<(), SynthError> {
+fn open(w: &mut impl Write, header: Option<&Members>) -> Result<(), SynthError> {
     let Some(header) = header else {
         w.write_all(b"[")?;
         return Ok(());
@@ -111,7 +230,7 @@ fn open(w: &mut impl Write, header: Option<&Map<String, Value>>) -> Result<(), S
     for (key, value) in header {
         serde_json::to_writer(&mut *w, key)?;
         w.write_all(b": ")?;
-        serde_json::to_writer(&mut *w, value)?;
+        w.write_all(value.get().as_bytes())?;
         w.write_all(b",\n")?;
     }
     w.write_all(b"\"traceEvents\": [")?;
@@ -119,16 +238,17 @@ fn open(w: &mut impl Write, header: Option<&Map<String, Value>>) -> Result<(), S
 }
 
 /// `ceil(last end − first start) + 1000` µs over events with a numeric `ts`.
-fn time_shift(events: &[Value]) -> u64 {
+fn time_shift(events: &[Option<Event>]) -> u64 {
     let mut lo = f64::INFINITY;
     let mut hi = f64::NEG_INFINITY;
-    for event in events {
-        let Some(ts) = event.get("ts").and_then(Value::as_f64) else {
+    for event in events.iter().flatten() {
+        let Some(ts) = event.ts.as_ref().and_then(Number::as_f64) else {
             continue;
         };
         let dur = event
+            .members
             .get("dur")
-            .and_then(Value::as_f64)
+            .and_then(|v| serde_json::from_str::<f64>(v.get()).ok())
             .unwrap_or(0.0)
             .max(0.0);
         lo = lo.min(ts);
@@ -139,17 +259,15 @@ fn time_shift(events: &[Value]) -> u64 {
 }
 
 /// The largest integer id (see [`ARG_IDS`] and event `id`) in the events.
-fn max_id(events: &[Value]) -> u64 {
+fn max_id(events: &[Option<Event>]) -> u64 {
     let mut max = 0;
-    for event in events {
-        if let Some(id) = event.get("id").and_then(Value::as_u64) {
-            max = max.max(id);
-        }
-        let Some(args) = event.get("args").and_then(Value::as_object) else {
+    for event in events.iter().flatten() {
+        max = max.max(event.id.unwrap_or(0));
+        let Some(args) = &event.args else {
             continue;
         };
         for key in ARG_IDS {
-            if let Some(id) = args.get(key).and_then(Value::as_u64) {
+            if let Some(id) = args.get(key).and_then(|v| as_u64(v)) {
                 max = max.max(id);
             }
         }
@@ -157,45 +275,14 @@ fn max_id(events: &[Value]) -> u64 {
     max
 }
 
-/// Moves one event to the next copy: `ts += shift`, ids `+= offset`.
-fn shift_event(event: &mut Value, shift: u64, offset: u64) {
-    let Some(map) = event.as_object_mut() else {
-        return;
-    };
-    if let Some(ts) = map.get_mut("ts") {
-        add_time(ts, shift);
-    }
-    if let Some(id) = map.get_mut("id") {
-        add_id(id, offset);
-    }
-    if let Some(Value::Object(args)) = map.get_mut("args") {
-        for key in ARG_IDS {
-            if let Some(id) = args.get_mut(key) {
-                add_id(id, offset);
-            }
-        }
-    }
-}
-
-fn add_time(ts: &mut Value, shift: u64) {
-    let Value::Number(n) = ts else {
-        return;
-    };
-    let moved = if let Some(u) = n.as_u64() {
+/// `ts + shift`, of the kind `ts` was (integer or float).
+fn add_time(ts: &Number, shift: u64) -> Option<Number> {
+    if let Some(u) = ts.as_u64() {
         Some(Number::from(u.saturating_add(shift)))
-    } else if let Some(i) = n.as_i64() {
+    } else if let Some(i) = ts.as_i64() {
         Some(Number::from(i.saturating_add(shift as i64)))
     } else {
-        n.as_f64().and_then(|f| Number::from_f64(f + shift as f64))
-    };
-    if let Some(moved) = moved {
-        *n = moved;
-    }
-}
-
-fn add_id(id: &mut Value, offset: u64) {
-    if let Some(u) = id.as_u64() {
-        *id = Value::from(u.saturating_add(offset));
+        ts.as_f64().and_then(|f| Number::from_f64(f + shift as f64))
     }
 }
 
@@ -222,7 +309,7 @@ mod tests {
     use std::collections::HashSet;
     use std::path::Path;
 
-    use serde_json::json;
+    use serde_json::{Value, json};
 
     use super::*;
     use crate::removal;
@@ -285,6 +372,41 @@ mod tests {
         // Copies do not overlap in time: each starts after the previous one ends.
         let end_of_first = 131.0;
         assert!(events[6]["ts"].as_f64().expect("ts") > end_of_first);
+    }
+
+    #[test]
+    fn events_keep_their_member_order_and_text() {
+        let input = br#"{"traceEvents": [
+            {"ph": "X", "cat": "kernel", "name": "k\u00e9", "ts": 5, "dur": 1.50,
+             "args": {"grid": [1, 2], "correlation": 3, "queue": null}},
+            {"ph":"f","id":3,"ts":5.25,"cat":"ac2g"}, 7
+        ], "deviceProperties": [{"id": 0}]}"#;
+        let mut out = Vec::new();
+        tile(input, 2, &mut out).expect("tile");
+        let text = String::from_utf8(out).expect("utf-8");
+        let expected = r#"{"deviceProperties": [{"id": 0}],
+"traceEvents": [
+{"ph": "X", "cat": "kernel", "name": "k\u00e9", "ts": 5, "dur": 1.50, "args": {"grid": [1, 2], "correlation": 3, "queue": null}},
+{"ph": "f", "id": 3, "ts": 5.25, "cat": "ac2g"},
+7,
+{"ph": "X", "cat": "kernel", "name": "k\u00e9", "ts": 1007, "dur": 1.50, "args": {"grid": [1, 2], "correlation": 7, "queue": null}},
+{"ph": "f", "id": 7, "ts": 1007.25, "cat": "ac2g"},
+7
+]}
+"#;
+        assert_eq!(text, expected);
+    }
+
+    #[test]
+    fn one_copy_of_a_real_trace_reads_back_equal() {
+        let input = crate::read_trace_bytes(Path::new(PIECEWISE)).expect("real trace");
+        let mut out = Vec::new();
+        tile(&input, 1, &mut out).expect("tile");
+        let back: Value = serde_json::from_slice(&out).expect("json");
+        let original: Value = serde_json::from_slice(&input).expect("json");
+        assert_eq!(back, original);
+        let first_event = String::from_utf8_lossy(&out);
+        assert!(first_event.contains("\n{\"ph\": \"X\", \"cat\": \""));
     }
 
     #[test]
