@@ -438,6 +438,7 @@ fn stream_kineto(
     options: &ReadOptions,
 ) -> Result<Trace, IngestError> {
     let mut builder = TraceBuilder::new();
+    builder.metadata_mut().format = Some(TraceFormat::KinetoJson.name());
     let mut all = std::iter::once(head).chain(rest);
     kineto_json::read_pieces(&mut all, &options.kineto, &mut builder)
         .map_err(IngestError::from_read_failure)?;
@@ -555,6 +556,7 @@ pub fn read_inputs(inputs: &[Input<'_>], options: &ReadOptions) -> Result<Trace,
         None => detect_format(first.bytes)?,
     };
     let mut builder = TraceBuilder::new();
+    builder.metadata_mut().format = Some(format.name());
     format.read(inputs, options, &mut builder)?;
     validate::validate(&mut builder);
     Ok(builder.finish())

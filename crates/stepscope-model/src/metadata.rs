@@ -24,6 +24,9 @@ pub struct TraceMetadata {
     /// rocprofv3 run without `--hip-trace`, Nsight Systems' whole-graph records). Replay
     /// coverage is then `unavailable`, never `complete`.
     pub linkage_unavailable: Option<String>,
+    /// The format the file was read as, by the name `--format` takes (`kineto-json`, `rpd`,
+    /// …); set by the reader.
+    pub format: Option<&'static str>,
 }
 
 /// The GPU platform a trace was recorded on, from its header.

@@ -75,6 +75,38 @@ fn every_shared_file_is_detected_as_its_real_format() {
     );
 }
 
+/// A trace records the format it was read as: the smallest shared file of each format, read
+/// whole (compressed Kineto JSON through the streamed reader).
+#[test]
+fn a_trace_records_the_format_it_was_read_as() {
+    let mut files = Vec::new();
+    walk(&shared(""), &mut files);
+    let mut smallest = BTreeMap::<&str, (u64, PathBuf)>::new();
+    for path in files {
+        let Some(format) = expected(&path.to_string_lossy()) else {
+            continue;
+        };
+        let size = std::fs::metadata(&path).expect("size").len();
+        let entry = smallest
+            .entry(format.name())
+            .or_insert((size, path.clone()));
+        if size < entry.0 {
+            *entry = (size, path);
+        }
+    }
+    assert_eq!(smallest.len(), TraceFormat::ALL.len(), "{smallest:?}");
+    for (name, (_, path)) in &smallest {
+        let trace = stepscope_ingest::read_trace_file(path, &Default::default())
+            .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        assert_eq!(trace.metadata.format, Some(*name), "{}", path.display());
+    }
+    let gz = shared(
+        "tracelens/tests/traces/inference/vllm_prefilldecode_piecewise/graph_execution.json.gz",
+    );
+    let trace = stepscope_ingest::read_trace_file(&gz, &Default::default()).expect("reads");
+    assert_eq!(trace.metadata.format, Some("kineto-json"));
+}
+
 fn head(path: &Path) -> Vec<u8> {
     let bytes = std::fs::read(path).expect("read");
     if bytes.starts_with(&[0x1f, 0x8b]) {

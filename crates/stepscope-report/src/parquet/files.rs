@@ -78,6 +78,7 @@ pub fn files(document: &Document, run_id: &str) -> Table {
         .column("world_size", &rows, |r| {
             r.read().and_then(|f| f.world_size).map(Small)
         })
+        .column("format", &rows, |r| r.read().and_then(|f| f.format))
         .column("error", &rows, |r| match r {
             Input::Read(_) => None,
             Input::Failed(failed) => Some(failed.error.as_str()),

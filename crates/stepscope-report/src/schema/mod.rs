@@ -137,6 +137,9 @@ pub struct Combined {
 pub struct FileReport {
     /// Path as given.
     pub path: String,
+    /// The format it was read as (`kineto-json`, `rocprof-json`, `rocprof-csv`, `rpd`,
+    /// `rpd-json`, `nsys-sqlite`).
+    pub format: Option<&'static str>,
     /// `distributedInfo.rank`.
     pub rank: Option<u32>,
     /// `distributedInfo.world_size`.
@@ -546,6 +549,7 @@ impl FileReport {
             |kind: GpuEventKind| trace.gpu.kind.iter().filter(|k| **k == kind).count() as u64;
         FileReport {
             path: text(path),
+            format: trace.metadata.format,
             rank: trace.metadata.rank,
             world_size: trace.metadata.world_size,
             devices: trace

@@ -193,6 +193,7 @@ fn check_file(row: &Value, file: &Value) {
     let pairs = [
         ("rank", &file["rank"]),
         ("world_size", &file["world_size"]),
+        ("format", &file["format"]),
         ("verdict", &coverage["verdict"]),
         ("platform", &file["platform"]),
         ("events", &file["events"]["total"]),
