@@ -537,6 +537,10 @@ pub fn run(args: AnalyzeArgs) -> anyhow::Result<Outcome> {
     };
     let document = analyze_paths(&settings);
     if document.files.is_empty() {
+        // Nothing to print; a dataset still records the run and why each file failed.
+        if let Some(parquet) = &settings.parquet {
+            dataset::write(&document, parquet)?;
+        }
         return Ok(Outcome::InputError);
     }
     emit(&document, &settings)?;

@@ -470,3 +470,55 @@ fn a_run_id_already_in_the_folder_is_refused_and_nothing_is_written() {
     );
     assert_eq!(count, 2);
 }
+
+/// A run in which no file could be read prints nothing on stdout (as `--json` prints nothing
+/// then) but still records the run and each file's error in the dataset, so a fleet's table
+/// of runs says which files failed and why.
+#[test]
+fn a_run_with_no_readable_file_still_records_why() {
+    let dir = tempdir();
+    let cut = dir.path().join("cut.json");
+    std::fs::write(&cut, r#"{"traceEvents": [{"ph": "X", "#).expect("write");
+    let other = dir.path().join("notes.txt");
+    std::fs::write(&other, "not a trace\n").expect("write");
+    let out = dir.path().join("dataset");
+    let run = stepscope([
+        "analyze".as_ref(),
+        arg(&cut),
+        arg(&other),
+        "--json".as_ref(),
+        "--no-progress".as_ref(),
+        "--parquet".as_ref(),
+        arg(&out),
+        "--run-id".as_ref(),
+        "all-failed".as_ref(),
+    ] as [&std::ffi::OsStr; 9]);
+    run.expect_code(2);
+    assert!(run.stdout.is_empty(), "{}", run.stdout);
+    assert!(
+        run.stderr.contains("parquet: run `all-failed`"),
+        "{}",
+        run.stderr
+    );
+    let tables = query(
+        &out,
+        r#"
+runs = con.sql(f"SELECT run_id, files_read, files_failed, verdict FROM read_parquet('{DIR}/runs/*.parquet')").fetchall()
+files = con.sql(f"SELECT file, format, verdict, error FROM read_parquet('{DIR}/files/*.parquet') ORDER BY file").fetchall()
+replays = con.sql(f"SELECT count(*) FROM read_parquet('{DIR}/replays/*.parquet')").fetchone()[0]
+print(json.dumps({"runs": runs, "files": files, "replays": replays}))
+"#,
+    );
+    assert_eq!(tables["runs"], json!([["all-failed", 0, 2, "unreadable"]]));
+    let files = tables["files"].as_array().expect("files");
+    assert_eq!(files.len(), 2);
+    for (row, path, says) in [
+        (&files[0], &cut, "the JSON text ends inside an event"),
+        (&files[1], &other, "is not a format stepscope reads"),
+    ] {
+        assert_eq!(row[0], path.display().to_string());
+        assert_eq!((&row[1], &row[2]), (&Value::Null, &json!("unreadable")));
+        assert!(row[3].as_str().is_some_and(|e| e.contains(says)), "{row}");
+    }
+    assert_eq!(tables["replays"], 0);
+}
