@@ -150,6 +150,32 @@ impl<'a> Lexer<'a> {
         Ok(key)
     }
 
+    /// The keys every event has, quoted and followed by `:`, taken in one compare of a word
+    /// each; `None` for anything else (read the usual way), the position unmoved.
+    #[inline(always)]
+    fn event_key(&mut self) -> Option<Raw<'a>> {
+        self.skip_whitespace();
+        let word = load_word(self.bytes.get(self.pos..self.pos + 8)?);
+        let key: &'static [u8] = match (word & mask(4), word & mask(5), word & mask(6)) {
+            (QUOTED_PH, _, _) => b"ph",
+            (QUOTED_TS, _, _) => b"ts",
+            (_, QUOTED_CAT, _) => b"cat",
+            (_, QUOTED_PID, _) => b"pid",
+            (_, QUOTED_TID, _) => b"tid",
+            (_, QUOTED_DUR, _) => b"dur",
+            (_, _, QUOTED_NAME) => b"name",
+            (_, _, QUOTED_ARGS) => b"args",
+            _ => return None,
+        };
+        let at = self.pos;
+        self.pos += key.len() + 2;
+        if self.expect(b':', &"expected `:` after a key").is_err() {
+            self.pos = at;
+            return None;
+        }
+        Some(Raw::Borrowed(key))
+    }
+
     /// Reads an event. Its phase and category are read at once. The fields that only a
     /// kept event needs (name, numbers, `args`) are read where they stand when `ph` and
     /// `cat` came before them and make it kept (Kineto writes them first); otherwise they are
@@ -162,7 +188,10 @@ impl<'a> Lexer<'a> {
         }
         let mut later = Later::default();
         loop {
-            let key = self.key()?;
+            let key = match self.event_key() {
+                Some(key) => key,
+                None => self.key()?,
+            };
             self.event_member(event, &mut later, key)?;
             if !self.next_member(b'}', &"expected `,` or `}` after a value in an event")? {
                 break;
@@ -849,6 +878,32 @@ fn load_word(word: &[u8]) -> u64 {
     u64::from_le_bytes(word.try_into().unwrap_or([0; 8]))
 }
 
+/// `text` as the low bytes of a little-endian word (at most 8 bytes).
+const fn quoted_word(text: &[u8]) -> u64 {
+    let mut word = 0;
+    let mut i = text.len();
+    while i > 0 {
+        i -= 1;
+        word = word << 8 | text[i] as u64;
+    }
+    word
+}
+
+/// The low `len` bytes of a word set (`len` below 8).
+const fn mask(len: u32) -> u64 {
+    (1 << (8 * len)) - 1
+}
+
+/// The keys [`Lexer::event_key`] takes in one compare, with their quotes.
+const QUOTED_PH: u64 = quoted_word(b"\"ph\"");
+const QUOTED_TS: u64 = quoted_word(b"\"ts\"");
+const QUOTED_CAT: u64 = quoted_word(b"\"cat\"");
+const QUOTED_PID: u64 = quoted_word(b"\"pid\"");
+const QUOTED_TID: u64 = quoted_word(b"\"tid\"");
+const QUOTED_DUR: u64 = quoted_word(b"\"dur\"");
+const QUOTED_NAME: u64 = quoted_word(b"\"name\"");
+const QUOTED_ARGS: u64 = quoted_word(b"\"args\"");
+
 /// The lowest lane whose high bit is set in `flagged`.
 #[inline(always)]
 fn first_flagged(flagged: u64) -> Option<usize> {
@@ -883,6 +938,9 @@ mod tests {
             r#"{"ph":5,"cat":null,"name":["x"],"pid":18446744073709551615,"ts":-0.5,"args":null,"id":{"a":1}}"#,
             r#"{}"#,
             r#"{"args":{}}"#,
+            // Keys spelled with escapes, or with a longer key sharing the first bytes.
+            r#"{"p\u0068":"X","c\u0061t":"kernel","names":1,"pid0":2,"ts":3,"name":"k"}"#,
+            r#"{ "ph" : "X" , "cat" :"cpu_op","args" :{"name":"n"},"dur" :1,"tid":2}"#,
         ];
         for text in texts {
             let ours = read(text).unwrap();
@@ -974,6 +1032,8 @@ mod tests {
         let texts = [
             r#"{"ph":"X",}"#,
             r#"{"ph":"X" "cat":"k"}"#,
+            r#"{"ph" "X"}"#,
+            r#"{"cat""kernel"}"#,
             r#"{"ph":01}"#,
             r#"{"args":5}"#,
             r#"{"args":{"x":tru}}"#,
