@@ -84,12 +84,17 @@ impl<'a> Lexer<'a> {
         }
     }
 
-    /// Steps over whitespace; one compare when there is none (a trace written by Kineto
-    /// has none inside its events).
+    /// Steps over whitespace; one compare when there is none, two when it is one space (as
+    /// Kineto and Python's `json` write after `:` and `,`).
     #[inline(always)]
     fn skip_whitespace(&mut self) {
-        if self.bytes.get(self.pos).is_some_and(|&byte| byte > b' ') {
-            return;
+        match self.bytes.get(self.pos) {
+            Some(&byte) if byte > b' ' => return,
+            Some(b' ') if self.bytes.get(self.pos + 1).is_some_and(|&byte| byte > b' ') => {
+                self.pos += 1;
+                return;
+            }
+            _ => {}
         }
         while let Some(b' ' | b'\n' | b'\r' | b'\t') = self.bytes.get(self.pos) {
             self.pos += 1;
