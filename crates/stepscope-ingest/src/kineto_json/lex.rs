@@ -90,7 +90,12 @@ impl<'a> Lexer<'a> {
     fn skip_whitespace(&mut self) {
         match self.bytes.get(self.pos) {
             Some(&byte) if byte > b' ' => return,
-            Some(b' ') if self.bytes.get(self.pos + 1).is_some_and(|&byte| byte > b' ') => {
+            Some(b' ')
+                if self
+                    .bytes
+                    .get(self.pos + 1)
+                    .is_some_and(|&byte| byte > b' ') =>
+            {
                 self.pos += 1;
                 return;
             }
@@ -554,7 +559,7 @@ impl<'a> Lexer<'a> {
             if self.peek()? != b'"' {
                 return Err(self.fail(&"expected a key (a string) in an object"));
             }
-            self.skip_string()?;
+            self.skip_key()?;
             self.expect(b':', &"expected `:` after a key")?;
             self.skip_member_value(depth)?;
             if !self.next_member(b'}', &"expected `,` or `}` after a value in an object")? {
@@ -599,6 +604,32 @@ impl<'a> Lexer<'a> {
                 _ => return Err(self.end()),
             }
         }
+    }
+
+    /// [`Self::skip_string`] for a key: keys are short, so the first two words are tested
+    /// in place before the vector search.
+    #[inline(always)]
+    fn skip_key(&mut self) -> Step<()> {
+        let mut from = self.pos + 1;
+        for _ in 0..2 {
+            let Some(word) = self.bytes.get(from..from + 8) else {
+                break;
+            };
+            let word = load_word(word);
+            let quote = word ^ (ONES * u64::from(b'"'));
+            let backslash = word ^ (ONES * u64::from(b'\\'));
+            let flagged =
+                (quote.wrapping_sub(ONES) & !quote) | (backslash.wrapping_sub(ONES) & !backslash);
+            match first_flagged(flagged) {
+                Some(at) if self.bytes[from + at] == b'"' => {
+                    self.pos = from + at + 1;
+                    return Ok(());
+                }
+                Some(_) => break,
+                None => from += 8,
+            }
+        }
+        self.skip_string()
     }
 
     /// A string (on its opening quote): borrowed when it has no escapes, else decoded.
