@@ -46,6 +46,8 @@ struct Event {
     id: Option<u64>,
     /// The args' members, when an id among them moves.
     args: Option<Members>,
+    /// The integer values of [`ARG_IDS`] in the args, in that order.
+    arg_ids: [Option<u64>; 3],
 }
 
 /// Parses `input` (an object with `traceEvents`, or a top-level array) and writes it to `out`
@@ -135,21 +137,20 @@ fn read_event(raw: &RawValue) -> Result<Option<Event>, SynthError> {
     };
     let ts = number("ts");
     let id = number("id").and_then(|n| n.as_u64());
-    let args = match members.get("args") {
+    let (args, arg_ids) = match members.get("args") {
         Some(args) if args.get().starts_with('{') => {
             let args: Members = serde_json::from_str(args.get())?;
-            ARG_IDS
-                .iter()
-                .any(|key| args.get(*key).is_some_and(|v| as_u64(v).is_some()))
-                .then_some(args)
+            let ids = ARG_IDS.map(|key| args.get(key).and_then(|v| as_u64(v)));
+            (ids.iter().any(Option::is_some).then_some(args), ids)
         }
-        _ => None,
+        _ => (None, [None; 3]),
     };
     Ok(Some(Event {
         members,
         ts,
         id,
         args,
+        arg_ids,
     }))
 }
 
@@ -192,20 +193,25 @@ fn write_event(
             event.id.map(|id| Number::from(id.saturating_add(offset))),
         ),
         "args" => match &event.args {
-            Some(args) => write_args(w, args, offset).map(|()| true),
+            Some(args) => write_args(w, args, &event.arg_ids, offset).map(|()| true),
             None => Ok(false),
         },
         _ => Ok(false),
     })
 }
 
-fn write_args(w: &mut dyn Write, args: &Members, offset: u64) -> Result<(), SynthError> {
-    let mut w = w;
+/// Writes the args with the ids among them `+ offset`.
+fn write_args(
+    mut w: &mut dyn Write,
+    args: &Members,
+    ids: &[Option<u64>; 3],
+    offset: u64,
+) -> Result<(), SynthError> {
     write_members(&mut w, args, |w, key| {
         let moved = ARG_IDS
-            .contains(&key)
-            .then(|| args.get(key).and_then(|v| as_u64(v)))
-            .flatten()
+            .iter()
+            .position(|id_key| *id_key == key)
+            .and_then(|at| ids[at])
             .map(|id| Number::from(id.saturating_add(offset)));
         write_moved(w, moved)
     })
@@ -263,14 +269,11 @@ fn max_id(events: &[Option<Event>]) -> u64 {
     let mut max = 0;
     for event in events.iter().flatten() {
         max = max.max(event.id.unwrap_or(0));
-        let Some(args) = &event.args else {
-            continue;
-        };
-        for key in ARG_IDS {
-            if let Some(id) = args.get(key).and_then(|v| as_u64(v)) {
-                max = max.max(id);
-            }
-        }
+        max = event
+            .arg_ids
+            .iter()
+            .flatten()
+            .fold(max, |max, &id| max.max(id));
     }
     max
 }

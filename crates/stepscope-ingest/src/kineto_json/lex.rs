@@ -615,12 +615,7 @@ impl<'a> Lexer<'a> {
             let Some(word) = self.bytes.get(from..from + 8) else {
                 break;
             };
-            let word = load_word(word);
-            let quote = word ^ (ONES * u64::from(b'"'));
-            let backslash = word ^ (ONES * u64::from(b'\\'));
-            let flagged =
-                (quote.wrapping_sub(ONES) & !quote) | (backslash.wrapping_sub(ONES) & !backslash);
-            match first_flagged(flagged) {
+            match first_flagged(quotes_and_backslashes(load_word(word))) {
                 Some(at) if self.bytes[from + at] == b'"' => {
                     self.pos = from + at + 1;
                     return Ok(());
@@ -895,13 +890,16 @@ fn non_digit_in_word(word: &[u8]) -> Option<usize> {
 #[inline(always)]
 fn special_in_word(word: &[u8]) -> Option<usize> {
     let word = load_word(word);
+    first_flagged(quotes_and_backslashes(word) | (word.wrapping_sub(ONES * 0x20) & !word))
+}
+
+/// `word`'s lanes holding `"` or `\\` flagged (high bit set); lanes above a true one may be
+/// flagged falsely, so only the lowest flagged lane is exact.
+#[inline(always)]
+fn quotes_and_backslashes(word: u64) -> u64 {
     let quote = word ^ (ONES * u64::from(b'"'));
     let backslash = word ^ (ONES * u64::from(b'\\'));
-    first_flagged(
-        (quote.wrapping_sub(ONES) & !quote)
-            | (backslash.wrapping_sub(ONES) & !backslash)
-            | (word.wrapping_sub(ONES * 0x20) & !word),
-    )
+    (quote.wrapping_sub(ONES) & !quote) | (backslash.wrapping_sub(ONES) & !backslash)
 }
 
 /// A byte of ones in each lane, and each lane's high bit.

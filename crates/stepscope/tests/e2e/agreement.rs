@@ -180,6 +180,15 @@ fn judge(
     (table, failed)
 }
 
+/// A judged table's verdict: `agree`, or the checks outside their tolerance.
+fn agreement(failed: &[&str]) -> String {
+    if failed.is_empty() {
+        "agree".to_owned()
+    } else {
+        format!("outside the tolerance: {failed:?}")
+    }
+}
+
 /// Both generators saw every request complete with exactly the asked-for tokens.
 #[track_caller]
 fn assert_complete(who: &str, m: &Metrics) {
@@ -243,10 +252,8 @@ fn throughput_and_latencies_agree_with_vllm_bench_serve() {
                 "vLLM's own throughput varied by {:.0} %: the machine was busy, not judged",
                 noise * 100.0
             )
-        } else if failed.is_empty() {
-            "agree".to_owned()
         } else {
-            format!("outside the tolerance: {failed:?}")
+            agreement(&failed)
         };
         let text =
             format!("round {round} of {ROUNDS} ({LOAD:?}):\n{table}round {round}: {verdict}\n");
@@ -263,11 +270,7 @@ fn throughput_and_latencies_agree_with_vllm_bench_serve() {
         // Every round was too noisy to judge alone: the median ratio of all the pairs,
         // against the floors alone.
         let (table, failed) = judge(&all_vllm, &all_stepscope, Tolerance::Pooled);
-        let verdict = if failed.is_empty() {
-            "agree".to_owned()
-        } else {
-            format!("outside the tolerance: {failed:?}")
-        };
+        let verdict = agreement(&failed);
         let text = format!("all {ROUNDS} rounds' pairs together:\n{table}together: {verdict}\n");
         eprintln!("{text}");
         report.push_str(&text);
