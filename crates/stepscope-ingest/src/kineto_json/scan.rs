@@ -107,6 +107,7 @@ pub(crate) fn parse_chunk(
 ) -> ChunkOutcome {
     let mut builder = TraceBuilder::new();
     let mut event = RawEvent::default();
+    let mut reader = super::lex::Reader::default();
     let mut pos = start;
     let mut expect_value = true;
     let mut reported = start;
@@ -141,7 +142,7 @@ pub(crate) fn parse_chunk(
                 if pos >= limit {
                     return outcome(builder, pos, false, None);
                 }
-                match super::lex::event(bytes, pos, &mut event) {
+                match reader.event(bytes, pos, &mut event) {
                     Ok(next) => {
                         add_event(&mut builder, &event);
                         pos = next;

@@ -208,6 +208,7 @@ enum SegmentEnd {
 /// Parses events from the start of `bytes`.
 fn parse_segment(bytes: &[u8], mut expect_value: bool, builder: &mut TraceBuilder) -> SegmentEnd {
     let mut event = RawEvent::default();
+    let mut reader = lex::Reader::default();
     let mut pos = 0;
     loop {
         pos = skip_whitespace(bytes, pos);
@@ -224,7 +225,7 @@ fn parse_segment(bytes: &[u8], mut expect_value: bool, builder: &mut TraceBuilde
                 pos += 1;
                 expect_value = true;
             }
-            Some(_) if expect_value => match lex::event(bytes, pos, &mut event) {
+            Some(_) if expect_value => match reader.event(bytes, pos, &mut event) {
                 Ok(next) => {
                     add_event(builder, &event);
                     pos = next;

@@ -15,6 +15,9 @@ pub enum Kind {
     Annotation,
     CpuOp,
     Flow,
+    /// A Python function (only counted), written as Kineto writes them: keys in one order,
+    /// unescaped, so that many look alike (as the reader's learned shapes expect).
+    Python,
 }
 
 /// One generated event.
@@ -193,6 +196,11 @@ impl Writer {
             let j = self.rng.below(i as u64 + 1) as usize;
             fields.swap(i, j);
         }
+        self.object_as_is(fields, false);
+    }
+
+    /// `{ "k": v, ... }` with the fields in the order given; keys unescaped when `plain`.
+    fn object_as_is(&mut self, fields: Vec<(&str, Value<'_>)>, plain: bool) {
         self.text("{");
         for (index, (key, value)) in fields.into_iter().enumerate() {
             if index > 0 {
@@ -200,7 +208,11 @@ impl Writer {
                 self.text(",");
             }
             self.gap();
-            self.string(key);
+            if plain {
+                self.text(&json_string(key));
+            } else {
+                self.string(key);
+            }
             self.gap();
             self.text(":");
             self.gap();
@@ -218,6 +230,7 @@ impl Writer {
             Value::Raw(text) => self.text(text),
             Value::InnerObjects(n) => self.inner_objects(n),
             Value::Object(fields) => self.object(fields),
+            Value::Plain(fields) => self.object_as_is(fields, true),
         }
     }
 
@@ -243,6 +256,8 @@ enum Value<'a> {
     Raw(&'static str),
     InnerObjects(usize),
     Object(Vec<(&'a str, Value<'a>)>),
+    /// An object in the order given, keys unescaped.
+    Plain(Vec<(&'a str, Value<'a>)>),
 }
 
 impl Event {
@@ -255,6 +270,7 @@ impl Event {
             Kind::CpuOp => ("X", "cpu_op"),
             Kind::Flow if self.correlation % 2 == 0 => ("s", "ac2g"),
             Kind::Flow => ("f", "ac2g"),
+            Kind::Python => ("X", "python_function"),
         };
         let mut fields = vec![
             ("ph", Value::Str(phase)),
@@ -270,6 +286,15 @@ impl Event {
             return fields;
         }
         fields.push(("dur", Value::Micros(self.dur, q)));
+        if self.kind == Kind::Python {
+            let args = vec![
+                ("Python parent id", Value::Int(self.correlation, q)),
+                ("Python id", Value::Int(self.correlation + 1, q)),
+                ("Ev Idx", Value::Int(self.tid, false)),
+            ];
+            fields.push(("args", Value::Plain(args)));
+            return fields;
+        }
         let mut args = vec![
             ("correlation", Value::Int(self.correlation, q)),
             ("x", Value::InnerObjects(self.inner_objects)),
@@ -343,7 +368,10 @@ impl Doc {
             if index > 0 {
                 w.event_separator();
             }
-            w.object(event.fields());
+            match event.kind {
+                Kind::Python => w.object_as_is(event.fields(), true),
+                _ => w.object(event.fields()),
+            }
         }
         if w.layout == Layout::Pretty {
             w.text("\n");
@@ -528,6 +556,7 @@ fn kind() -> impl Strategy<Value = Kind> {
         1 => Just(Kind::Annotation),
         2 => Just(Kind::CpuOp),
         1 => Just(Kind::Flow),
+        4 => Just(Kind::Python),
     ]
 }
 

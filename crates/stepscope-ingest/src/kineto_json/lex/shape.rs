@@ -1,0 +1,335 @@
+//! The shapes of counted events, learned from the trace and matched before the general
+//! reader runs.
+//!
+//! Most bytes of a `with_stack` trace are Python-function events that are only counted, and
+//! one writer prints them all alike: the same keys in the same order, the same spacing,
+//! only the strings and numbers differ. The general reader still dispatches on every key
+//! and steps over every value by grammar. A [`Shape`] is such an event with its strings
+//! and numbers cut out: literal bytes between the values (keys, `ph` and `cat` with their
+//! values, punctuation, whitespace, `true`/`false`/`null`), and a string or a number in
+//! each gap. An event that is those literal bytes with a well-formed string or number in
+//! each gap reads exactly as the event the shape came from: for a counted event the general
+//! reader keeps only `ph` and `cat` and checks the rest by grammar alone, so what it makes
+//! of the event does not depend on what the strings and numbers say. A shape is learned
+//! only from such an event (nothing read but `ph` and `cat`, no unknown key, no malformed
+//! field, no escape but in the strings cut out) and kept only when it matches the event it came from; anything that
+//! does not match a shape byte for byte, however it differs, goes to the general reader,
+//! which reads it or reports where it breaks as it always did.
+
+use super::{Lexer, load_word};
+use crate::kineto_json::raw::{RawEvent, Text};
+use std::borrow::Cow;
+
+/// Shapes kept at most, and counted events looked at to learn them.
+const MAX_SHAPES: usize = 4;
+const MAX_LEARNED: u32 = 64;
+
+/// The shapes of one buffer's counted events, with how well they serve.
+#[derive(Debug, Default)]
+pub(super) struct Shapes<'a> {
+    shapes: Vec<Shape<'a>>,
+    /// Counted events read by a shape, and read by the general reader after all.
+    hits: u64,
+    misses: u64,
+    learned: u32,
+}
+
+impl<'a> Shapes<'a> {
+    /// Reads the event at `pos` into `event` when a shape matches it; its end if so.
+    #[inline(always)]
+    pub(super) fn read(
+        &mut self,
+        bytes: &'a [u8],
+        pos: usize,
+        event: &mut RawEvent<'a>,
+    ) -> Option<usize> {
+        for shape in &self.shapes {
+            if let Some(end) = shape.matches(bytes, pos) {
+                self.hits += 1;
+                shape.fill(event);
+                return Some(end);
+            }
+        }
+        None
+    }
+
+    /// Counted events read by a shape so far.
+    #[cfg(test)]
+    pub(super) fn hits(&self) -> u64 {
+        self.hits
+    }
+
+    /// Notes a counted event the general reader read from `start` to `end` (nothing but
+    /// `ph` and `cat` read), learning its shape while there is room. Shapes that miss more
+    /// counted events than they read are dropped for the rest of the buffer: then the
+    /// events vary too much for a shape to pay for its tries.
+    pub(super) fn counted(
+        &mut self,
+        bytes: &'a [u8],
+        start: usize,
+        end: usize,
+        event: &RawEvent<'a>,
+    ) {
+        self.misses += 1;
+        if self.misses > u64::from(MAX_LEARNED) && self.misses > self.hits {
+            self.shapes.clear();
+            return;
+        }
+        if self.shapes.len() >= MAX_SHAPES || self.learned >= MAX_LEARNED {
+            return;
+        }
+        self.learned += 1;
+        if let Some(shape) = Shape::of(&bytes[start..end], event) {
+            if shape.matches(bytes, start) == Some(end) {
+                self.shapes.push(shape);
+            }
+        }
+    }
+}
+
+/// A counted event with its strings and numbers cut out.
+#[derive(Debug)]
+struct Shape<'a> {
+    pieces: Vec<Piece<'a>>,
+    phase: Text<'a>,
+    category: Text<'a>,
+}
+
+/// Literal bytes, or a gap for a value.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Piece<'a> {
+    Literal(&'a [u8]),
+    String,
+    Number,
+}
+
+impl<'a> Shape<'a> {
+    /// The shape of `text`, a counted event read as `event`; `None` when it cannot have one
+    /// (an escape in a key or in `ph` or `cat`, an unknown key, a malformed field).
+    fn of(text: &'a [u8], event: &RawEvent<'a>) -> Option<Self> {
+        let borrowed = |field: &Option<Text<'a>>| match field {
+            Some(Text(Cow::Borrowed(text))) => Some(Text(Cow::Borrowed(*text))),
+            _ => None,
+        };
+        if !event.unknown_keys.is_empty() || event.malformed_fields != 0 {
+            return None;
+        }
+        Some(Shape {
+            pieces: pieces(text)?,
+            phase: borrowed(&event.phase)?,
+            category: borrowed(&event.category)?,
+        })
+    }
+
+    /// Where the event at `pos` ends, when it has this shape.
+    #[inline(always)]
+    fn matches(&self, bytes: &[u8], pos: usize) -> Option<usize> {
+        let mut lexer = Lexer { bytes, pos };
+        for piece in &self.pieces {
+            match *piece {
+                Piece::Literal(text) => {
+                    if !same_at(bytes, lexer.pos, text) {
+                        return None;
+                    }
+                    lexer.pos += text.len();
+                }
+                Piece::String => {
+                    if bytes.get(lexer.pos) != Some(&b'"') {
+                        return None;
+                    }
+                    lexer.skip_string().ok()?;
+                }
+                Piece::Number => {
+                    lexer.number_grammar().ok()?;
+                }
+            }
+        }
+        Some(lexer.pos)
+    }
+
+    /// What the general reader makes of an event of this shape.
+    fn fill(&self, event: &mut RawEvent<'a>) {
+        *event = RawEvent {
+            phase: Some(self.phase.clone()),
+            category: Some(self.category.clone()),
+            ..RawEvent::default()
+        };
+    }
+}
+
+/// Cuts a well-formed event object without escapes into literal bytes and value gaps.
+/// The values of the event's own `ph` and `cat` stay literal: they decide what the event is.
+fn pieces(text: &[u8]) -> Option<Vec<Piece<'_>>> {
+    let mut cut = Cutter::default();
+    let mut pos = 0;
+    while let Some(&byte) = text.get(pos) {
+        pos = match byte {
+            b'"' => cut.string(text, pos)?,
+            b'-' | b'0'..=b'9' => {
+                let len = text[pos..].iter().position(|byte| !is_number_byte(*byte))?;
+                cut.gap(text, pos, pos + len, Piece::Number)
+            }
+            _ => {
+                cut.punctuation(byte);
+                pos + 1
+            }
+        };
+    }
+    cut.literal(text, text.len());
+    Some(cut.pieces)
+}
+
+/// Just past the closing quote of the string whose text starts at `from`.
+fn string_end(text: &[u8], mut from: usize) -> Option<usize> {
+    loop {
+        match text.get(from)? {
+            b'"' => return Some(from + 1),
+            b'\\' => from += 2,
+            _ => from += 1,
+        }
+    }
+}
+
+fn is_number_byte(byte: u8) -> bool {
+    matches!(byte, b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E')
+}
+
+/// The state of [`pieces`]: where the literal being gathered starts, and what the next
+/// string is.
+#[derive(Default)]
+struct Cutter<'a> {
+    pieces: Vec<Piece<'a>>,
+    literal_from: usize,
+    /// Open containers (`{` or `[`), innermost last.
+    open: Vec<u8>,
+    /// The next string is a key.
+    key_next: bool,
+    /// The next value belongs to the event's own `ph` or `cat`.
+    kind_value: bool,
+}
+
+impl<'a> Cutter<'a> {
+    fn punctuation(&mut self, byte: u8) {
+        match byte {
+            b'{' | b'[' => {
+                self.open.push(byte);
+                self.key_next = byte == b'{';
+                self.kind_value = false;
+            }
+            b'}' | b']' => {
+                self.open.pop();
+            }
+            b',' => {
+                self.key_next = self.open.last() == Some(&b'{');
+                self.kind_value = false;
+            }
+            _ => {}
+        }
+    }
+
+    /// A string starting at `pos` (on its quote); where it ends.
+    /// Keys and the values of `ph` and `cat` stay literal, and must have no escape.
+    fn string(&mut self, text: &'a [u8], pos: usize) -> Option<usize> {
+        let end = string_end(text, pos + 1)?;
+        let literal = self.key_next || self.kind_value;
+        if literal && text[pos..end].contains(&b'\\') {
+            return None;
+        }
+        if self.key_next {
+            let key = &text[pos + 1..end - 1];
+            self.kind_value = self.open.len() == 1 && (key == b"ph" || key == b"cat");
+            self.key_next = false;
+            return Some(end);
+        }
+        if self.kind_value {
+            return Some(end);
+        }
+        Some(self.gap(text, pos, end, Piece::String))
+    }
+
+    /// A value from `start` to `end` cut out as `piece`; returns `end`.
+    fn gap(&mut self, text: &'a [u8], start: usize, end: usize, piece: Piece<'a>) -> usize {
+        self.literal(text, start);
+        self.pieces.push(piece);
+        self.literal_from = end;
+        end
+    }
+
+    fn literal(&mut self, text: &'a [u8], end: usize) {
+        if end > self.literal_from {
+            self.pieces
+                .push(Piece::Literal(&text[self.literal_from..end]));
+        }
+    }
+}
+
+/// Whether `bytes` holds `text` at `pos`, compared a word at a time.
+#[inline(always)]
+fn same_at(bytes: &[u8], pos: usize, text: &[u8]) -> bool {
+    let Some(here) = bytes.get(pos..pos + text.len()) else {
+        return false;
+    };
+    let len = text.len();
+    if len < 8 {
+        return here == text;
+    }
+    let mut at = 0;
+    while at + 8 < len {
+        if load_word(&here[at..at + 8]) != load_word(&text[at..at + 8]) {
+            return false;
+        }
+        at += 8;
+    }
+    // The last word, overlapping the one before when the length is not a multiple of 8.
+    load_word(&here[len - 8..]) == load_word(&text[len - 8..])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cuts_strings_and_numbers_out_but_keeps_what_the_event_is() {
+        let text = br#"{"ph": "X", "cat": "python_function", "name": "f", "ts": -1.5e3, "args": {"ok": true, "ph": "s", "ids": [1, "a"]}}"#;
+        let pieces = pieces(text).unwrap();
+        let literal = |text: &'static str| Piece::Literal(text.as_bytes());
+        assert_eq!(
+            pieces,
+            vec![
+                literal(r#"{"ph": "X", "cat": "python_function", "name": "#),
+                Piece::String,
+                literal(r#", "ts": "#),
+                Piece::Number,
+                literal(r#", "args": {"ok": true, "ph": "#),
+                Piece::String,
+                literal(r#", "ids": ["#),
+                Piece::Number,
+                literal(", "),
+                Piece::String,
+                literal("]}}"),
+            ]
+        );
+    }
+
+    #[test]
+    fn compares_literals_of_every_length() {
+        let bytes = b"0123456789abcdefghij";
+        for start in 0..bytes.len() {
+            for end in start..=bytes.len() {
+                let text = &bytes[start..end];
+                assert!(same_at(bytes, start, text));
+                assert!(!same_at(bytes, start + 1, text) || text.iter().all(|b| *b == text[0]));
+                let mut other = text.to_vec();
+                if let Some(last) = other.last_mut() {
+                    *last ^= 1;
+                    assert!(!same_at(bytes, start, &other), "{start}..{end}");
+                }
+                if let Some(first) = other.first_mut() {
+                    *first ^= 2;
+                    assert!(!same_at(bytes, start, &other), "{start}..{end}");
+                }
+            }
+        }
+        assert!(!same_at(bytes, 15, b"fghijk"), "past the end");
+    }
+}
