@@ -20,18 +20,22 @@ use super::{Lexer, load_word};
 use crate::kineto_json::raw::{RawEvent, Text};
 use std::borrow::Cow;
 
-/// Shapes kept at most, and counted events looked at to learn them.
+/// Shapes kept at most; counted events looked at to learn them before one in sixteen;
+/// misses after which shapes that read fewer than half as many events as they miss are
+/// given up.
 const MAX_SHAPES: usize = 4;
-const MAX_LEARNED: u32 = 64;
+const FIRST_LEARNED: u64 = 64;
+const TRIAL: u64 = 256;
 
 /// The shapes of one buffer's counted events, with how well they serve.
 #[derive(Debug, Default)]
 pub(super) struct Shapes<'a> {
+    /// The most used first: a shape that serves moves up one place per event it reads.
     shapes: Vec<Shape<'a>>,
     /// Counted events read by a shape, and read by the general reader after all.
     hits: u64,
     misses: u64,
-    learned: u32,
+    learned: u64,
 }
 
 impl<'a> Shapes<'a> {
@@ -43,14 +47,17 @@ impl<'a> Shapes<'a> {
         pos: usize,
         event: &mut RawEvent<'a>,
     ) -> Option<usize> {
-        for shape in &self.shapes {
-            if let Some(end) = shape.matches(bytes, pos) {
-                self.hits += 1;
-                shape.fill(event);
-                return Some(end);
-            }
+        let (index, end) = self
+            .shapes
+            .iter()
+            .enumerate()
+            .find_map(|(index, shape)| Some((index, shape.matches(bytes, pos)?)))?;
+        self.shapes[index].fill(event);
+        self.hits += 1;
+        if index > 0 {
+            self.shapes.swap(index - 1, index);
         }
-        None
+        Some(end)
     }
 
     /// Counted events read by a shape so far.
@@ -60,9 +67,11 @@ impl<'a> Shapes<'a> {
     }
 
     /// Notes a counted event the general reader read from `start` to `end` (nothing but
-    /// `ph` and `cat` read), learning its shape while there is room. Shapes that miss more
-    /// counted events than they read are dropped for the rest of the buffer: then the
-    /// events vary too much for a shape to pay for its tries.
+    /// `ph` and `cat` read), learning its shape at most once per sixteen counted events; a
+    /// new shape takes the place of the least used one when all places are taken. Shapes
+    /// are given up for the rest of the buffer when they miss more than twice as many
+    /// counted events as they read: then the events vary too much for shapes to pay for
+    /// their tries.
     pub(super) fn counted(
         &mut self,
         bytes: &'a [u8],
@@ -71,16 +80,19 @@ impl<'a> Shapes<'a> {
         event: &RawEvent<'a>,
     ) {
         self.misses += 1;
-        if self.misses > u64::from(MAX_LEARNED) && self.misses > self.hits {
+        if self.misses > TRIAL && self.misses > 2 * self.hits {
             self.shapes.clear();
             return;
         }
-        if self.shapes.len() >= MAX_SHAPES || self.learned >= MAX_LEARNED {
+        if self.learned >= FIRST_LEARNED + (self.hits + self.misses) / 16 {
             return;
         }
         self.learned += 1;
         if let Some(shape) = Shape::of(&bytes[start..end], event) {
             if shape.matches(bytes, start) == Some(end) {
+                if self.shapes.len() == MAX_SHAPES {
+                    self.shapes.pop();
+                }
                 self.shapes.push(shape);
             }
         }

@@ -211,3 +211,22 @@ fn cuts_end_at_the_end() {
         assert_eq!(failure.offset, cut as u64);
     }
 }
+
+#[test]
+fn a_common_shape_is_learned_after_many_rare_ones() {
+    let rare =
+        (0..100).map(|i| format!(r#"{{"ph":"X","cat":"python_function","args":{{"k{i}":1}}}}"#));
+    let common = (0..300).map(|i| format!(r#"{{"ph":"X","cat":"python_function","ts":{i}}}"#));
+    let text = rare.chain(common).collect::<Vec<_>>().join(",");
+    let bytes = text.as_bytes();
+    let (mut reader, mut read, mut pos) = (Reader::default(), RawEvent::default(), 0);
+    while pos < bytes.len() {
+        pos = reader.event(bytes, pos, &mut read).unwrap() + 1;
+        assert_eq!(read.category, Some(Text(Cow::Borrowed("python_function"))));
+    }
+    assert!(
+        reader.shapes.hits() > 250,
+        "{} read by a shape",
+        reader.shapes.hits()
+    );
+}
