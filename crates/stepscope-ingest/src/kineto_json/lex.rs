@@ -33,21 +33,24 @@ use words::*;
 #[derive(Debug, Default)]
 pub(crate) struct Reader<'a> {
     shapes: shape::Shapes<'a>,
+    /// The event read last.
+    event: RawEvent<'a>,
+    /// Whether it holds nothing but a phase and a category (a shape read it), so that the
+    /// next one a shape reads needs only those two set.
+    bare: bool,
 }
 
 impl<'a> Reader<'a> {
-    /// Reads the event object starting at `pos` (on its `{`) into `event` (whatever it held
-    /// is replaced); returns the offset just past its `}`.
+    /// Reads the event object starting at `pos` (on its `{`), which [`Self::current`] then
+    /// holds; returns the offset just past its `}`.
     #[inline]
-    pub(crate) fn event(
-        &mut self,
-        bytes: &'a [u8],
-        pos: usize,
-        event: &mut RawEvent<'a>,
-    ) -> Result<usize, ParseFailure> {
-        if let Some(end) = self.shapes.read(bytes, pos, event) {
+    pub(crate) fn event(&mut self, bytes: &'a [u8], pos: usize) -> Result<usize, ParseFailure> {
+        if let Some(end) = self.shapes.read(bytes, pos, &mut self.event, self.bare) {
+            self.bare = true;
             return Ok(end);
         }
+        self.bare = false;
+        let event = &mut self.event;
         *event = RawEvent::default();
         let mut lexer = Lexer { bytes, pos };
         match lexer.event(event) {
@@ -59,6 +62,11 @@ impl<'a> Reader<'a> {
             }
             Err(fail) => Err(fail.into_failure(bytes.len())),
         }
+    }
+
+    /// The event read last.
+    pub(crate) fn current(&self) -> &RawEvent<'a> {
+        &self.event
     }
 }
 

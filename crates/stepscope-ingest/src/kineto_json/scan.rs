@@ -7,7 +7,6 @@
 //! threads: chunks are joined in file order.
 
 use super::events::add_event;
-use super::raw::RawEvent;
 use serde::Deserialize;
 use std::sync::atomic::{AtomicU64, Ordering};
 use stepscope_model::TraceBuilder;
@@ -106,7 +105,6 @@ pub(crate) fn parse_chunk(
     progress: Option<&AtomicU64>,
 ) -> ChunkOutcome {
     let mut builder = TraceBuilder::new();
-    let mut event = RawEvent::default();
     let mut reader = super::lex::Reader::default();
     let mut pos = start;
     let mut expect_value = true;
@@ -142,9 +140,9 @@ pub(crate) fn parse_chunk(
                 if pos >= limit {
                     return outcome(builder, pos, false, None);
                 }
-                match reader.event(bytes, pos, &mut event) {
+                match reader.event(bytes, pos) {
                     Ok(next) => {
-                        add_event(&mut builder, &event);
+                        add_event(&mut builder, reader.current());
                         pos = next;
                         expect_value = false;
                     }

@@ -9,7 +9,6 @@
 //! gathered and read as in memory. Memory: the segments in flight, a window, the model.
 
 use super::lex;
-use super::raw::RawEvent;
 use super::scan::{ParseFailure, skip_whitespace};
 use super::{KinetoJsonOptions, Member, ReadFailure, apply_header, expect_end, next_member};
 use super::{events::add_event, read_object};
@@ -207,7 +206,6 @@ enum SegmentEnd {
 
 /// Parses events from the start of `bytes`.
 fn parse_segment(bytes: &[u8], mut expect_value: bool, builder: &mut TraceBuilder) -> SegmentEnd {
-    let mut event = RawEvent::default();
     let mut reader = lex::Reader::default();
     let mut pos = 0;
     loop {
@@ -225,9 +223,9 @@ fn parse_segment(bytes: &[u8], mut expect_value: bool, builder: &mut TraceBuilde
                 pos += 1;
                 expect_value = true;
             }
-            Some(_) if expect_value => match reader.event(bytes, pos, &mut event) {
+            Some(_) if expect_value => match reader.event(bytes, pos) {
                 Ok(next) => {
-                    add_event(builder, &event);
+                    add_event(builder, reader.current());
                     pos = next;
                     expect_value = false;
                 }

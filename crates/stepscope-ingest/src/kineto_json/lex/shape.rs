@@ -40,19 +40,21 @@ pub(super) struct Shapes<'a> {
 
 impl<'a> Shapes<'a> {
     /// Reads the event at `pos` into `event` when a shape matches it; its end if so.
+    /// `bare`: `event` holds nothing but a phase and a category.
     #[inline(always)]
     pub(super) fn read(
         &mut self,
         bytes: &'a [u8],
         pos: usize,
         event: &mut RawEvent<'a>,
+        bare: bool,
     ) -> Option<usize> {
         let (index, end) = self
             .shapes
             .iter()
             .enumerate()
             .find_map(|(index, shape)| Some((index, shape.matches(bytes, pos)?)))?;
-        self.shapes[index].fill(event);
+        self.shapes[index].fill(event, bare);
         self.hits += 1;
         if index > 0 {
             self.shapes.swap(index - 1, index);
@@ -159,8 +161,15 @@ impl<'a> Shape<'a> {
         Some(lexer.pos)
     }
 
-    /// What the general reader makes of an event of this shape.
-    fn fill(&self, event: &mut RawEvent<'a>) {
+    /// What the general reader makes of an event of this shape (`bare`: `event` holds
+    /// nothing but a phase and a category, the two set here).
+    #[inline(always)]
+    fn fill(&self, event: &mut RawEvent<'a>, bare: bool) {
+        if bare {
+            event.phase = Some(self.phase.clone());
+            event.category = Some(self.category.clone());
+            return;
+        }
         *event = RawEvent {
             phase: Some(self.phase.clone()),
             category: Some(self.category.clone()),

@@ -72,9 +72,9 @@ const COUNTED: [&str; 4] = [
 /// the same of `text`: the same event and end, or the same failure.
 fn same_either_way(learned: &str, text: &[u8]) -> bool {
     let mut reader = Reader::default();
-    let mut shaped = RawEvent::default();
-    reader.event(learned.as_bytes(), 0, &mut shaped).unwrap();
-    let shaped_end = reader.event(text, 0, &mut shaped);
+    reader.event(learned.as_bytes(), 0).unwrap();
+    let shaped_end = reader.event(text, 0);
+    let shaped = reader.current().clone();
     let mut general = RawEvent::default();
     let general_end = event(text, 0, &mut general);
     match (shaped_end, general_end) {
@@ -88,13 +88,12 @@ fn same_either_way(learned: &str, text: &[u8]) -> bool {
 fn a_learned_shape_reads_other_values_as_the_general_reader_does() {
     for learned in COUNTED {
         let mut reader = Reader::default();
-        let mut read = RawEvent::default();
-        reader.event(learned.as_bytes(), 0, &mut read).unwrap();
+        reader.event(learned.as_bytes(), 0).unwrap();
         let changed = learned
             .replace("851", "-1e5")
             .replace(r#""f""#, r#""g\u0041""#)
             .replace("_call_impl", "other");
-        let end = reader.event(changed.as_bytes(), 0, &mut read).unwrap();
+        let end = reader.event(changed.as_bytes(), 0).unwrap();
         assert_eq!(reader.shapes.hits(), 1, "{changed}");
         assert_eq!(end, changed.len());
         assert!(same_either_way(learned, changed.as_bytes()));
@@ -219,10 +218,13 @@ fn a_common_shape_is_learned_after_many_rare_ones() {
     let common = (0..300).map(|i| format!(r#"{{"ph":"X","cat":"python_function","ts":{i}}}"#));
     let text = rare.chain(common).collect::<Vec<_>>().join(",");
     let bytes = text.as_bytes();
-    let (mut reader, mut read, mut pos) = (Reader::default(), RawEvent::default(), 0);
+    let (mut reader, mut pos) = (Reader::default(), 0);
     while pos < bytes.len() {
-        pos = reader.event(bytes, pos, &mut read).unwrap() + 1;
-        assert_eq!(read.category, Some(Text(Cow::Borrowed("python_function"))));
+        pos = reader.event(bytes, pos).unwrap() + 1;
+        assert_eq!(
+            reader.current().category,
+            Some(Text(Cow::Borrowed("python_function")))
+        );
     }
     assert!(
         reader.shapes.hits() > 250,
