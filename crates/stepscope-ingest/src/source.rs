@@ -67,11 +67,13 @@ pub(crate) fn map_file(file: &std::fs::File) -> std::io::Result<Bytes> {
 
 /// Inflates `compressed` in pieces of `piece` bytes, handing each to `send` as it comes out
 /// (it returns `false` when the reader wants no more); returns how many bytes came out and,
-/// if the stream stopped early, where.
+/// if the stream stopped early, where. Pieces are filled in buffers from `recycled` while
+/// it has any, else in new ones.
 pub(crate) fn inflate_pieces(
     compressed: &[u8],
     compression: Compression,
     piece: usize,
+    mut recycled: impl FnMut() -> Option<Vec<u8>>,
     mut send: impl FnMut(Vec<u8>) -> bool,
 ) -> (u64, Option<InflateFailure>) {
     let mut counter = CountingReader {
@@ -81,7 +83,8 @@ pub(crate) fn inflate_pieces(
     let mut produced = 0;
     let mut forward = |reader: &mut dyn Read| -> std::io::Result<()> {
         loop {
-            let mut buffer = vec![0u8; piece];
+            let mut buffer = recycled().unwrap_or_default();
+            buffer.resize(piece, 0);
             let (filled, error) = fill(reader, &mut buffer);
             buffer.truncate(filled);
             produced += filled as u64;
@@ -158,11 +161,17 @@ mod tests {
         encoder.write_all(text.as_bytes()).unwrap();
         let gz = encoder.finish().unwrap();
         let inflate = |compressed: &[u8]| {
+            // Every piece comes back to be filled again, as the reader returns them.
+            let spare = std::cell::RefCell::new(Vec::new());
+            let recycled = || spare.borrow_mut().pop();
             let mut out = Vec::new();
-            let (count, failure) = inflate_pieces(compressed, Compression::Gzip, 4096, |piece| {
+            let send = |piece: Vec<u8>| {
                 out.extend_from_slice(&piece);
+                spare.borrow_mut().push(piece);
                 true
-            });
+            };
+            let (count, failure) =
+                inflate_pieces(compressed, Compression::Gzip, 4096, recycled, send);
             assert_eq!(count, out.len() as u64);
             (out, failure)
         };

@@ -162,13 +162,15 @@ pub(crate) fn read(
 }
 
 /// Reads a Kineto document arriving in pieces (inflating as it is read), with the same
-/// results as [`read`] on the whole text, in memory bounded by the pieces in flight.
+/// results as [`read`] on the whole text, in memory bounded by the pieces in flight. Each
+/// piece goes to `recycle` once read.
 pub(crate) fn read_pieces(
     pieces: &mut dyn Iterator<Item = Vec<u8>>,
+    recycle: &mut dyn FnMut(Vec<u8>),
     options: &KinetoJsonOptions,
     builder: &mut TraceBuilder,
 ) -> Result<(), ReadFailure> {
-    match stream::read(pieces, options, builder) {
+    match stream::read(pieces, recycle, options, builder) {
         Err(ReadFailure::Parse(failure)) if options.allow_truncated => {
             mark_partial(builder, &failure);
             Ok(())

@@ -22,9 +22,11 @@ use stepscope_model::TraceBuilder;
 /// About how many bytes of events one worker parses at a time, by default.
 pub(crate) const SEGMENT: usize = 4 << 20;
 
-/// Reads a document arriving in `pieces` (in order) into `builder`.
+/// Reads a document arriving in `pieces` (in order) into `builder`, handing each piece to
+/// `recycle` once its bytes are copied out (the source can fill it again).
 pub(crate) fn read(
     pieces: &mut dyn Iterator<Item = Vec<u8>>,
+    recycle: &mut dyn FnMut(Vec<u8>),
     options: &KinetoJsonOptions,
     builder: &mut TraceBuilder,
 ) -> Result<(), ReadFailure> {
@@ -32,6 +34,7 @@ pub(crate) fn read(
         bytes: Vec::new(),
         base: 0,
         pieces,
+        recycle,
     };
     let mut prefix = Prefix::default();
     let read = read_prefix(&mut window, &mut prefix);
@@ -55,6 +58,7 @@ struct Window<'p> {
     bytes: Vec<u8>,
     base: u64,
     pieces: &'p mut dyn Iterator<Item = Vec<u8>>,
+    recycle: &'p mut dyn FnMut(Vec<u8>),
 }
 
 impl Window<'_> {
@@ -63,6 +67,7 @@ impl Window<'_> {
         match self.pieces.next() {
             Some(piece) => {
                 self.bytes.extend_from_slice(&piece);
+                (self.recycle)(piece);
                 true
             }
             None => false,
