@@ -375,16 +375,7 @@ fn read_compressed(
         } else {
             drop(pieces);
         }
-        let (produced, failure) = inflater.join().unwrap_or_else(|_| {
-            let panic = std::io::Error::other("the inflating thread panicked");
-            (
-                0,
-                Some(source::InflateFailure {
-                    compressed_offset: 0,
-                    source: panic,
-                }),
-            )
-        });
+        let (produced, failure) = inflater.join().unwrap_or_else(|_| inflater_panicked());
         let partial = match failure {
             Some(failure) if !options.kineto.allow_truncated => {
                 return Err(IngestError::Decompress {
@@ -407,6 +398,16 @@ fn read_compressed(
             None => read_decompressed(path, &inflated, false, partial, options),
         }
     })
+}
+
+/// What an inflating thread that panicked is taken to have said.
+fn inflater_panicked() -> (u64, Option<source::InflateFailure>) {
+    let panic = std::io::Error::other("the inflating thread panicked");
+    let failure = source::InflateFailure {
+        compressed_offset: 0,
+        source: panic,
+    };
+    (0, Some(failure))
 }
 
 /// Whether a compressed file whose inflated text begins with `head` is read while it
