@@ -330,8 +330,8 @@ pub fn read_trace_file(path: &Path, options: &ReadOptions) -> Result<Trace, Inge
     read_compressed(path, &mapped, compression, options)
 }
 
-/// Inflated pieces handed from the inflating thread to the reader, and how many may wait.
-const PIECE: usize = 1 << 20;
+/// How many inflated pieces may wait for the reader. A piece is as long as a segment the
+/// threads parse (4 MiB by default), so that it is parsed where it was inflated to.
 const PIECES_WAITING: usize = 4;
 /// How much inflated text decides the format before the rest is read.
 const HEAD: usize = 1 << 20;
@@ -345,11 +345,14 @@ fn read_compressed(
     std::thread::scope(|scope| {
         let (sender, receiver) = std::sync::mpsc::sync_channel::<Vec<u8>>(PIECES_WAITING);
         // Pieces read go back to be filled again: fresh ones cost a page fault per 4 KiB
-        // and zeroing, on the inflating thread that bounds the whole read.
-        let (returned, recycled) = std::sync::mpsc::sync_channel::<Vec<u8>>(PIECES_WAITING + 2);
+        // and zeroing, on the inflating thread that bounds the whole read. Room for every
+        // piece there can be: waiting, inflating, gathered, and two a thread being parsed.
+        let circulating = PIECES_WAITING + 2 + 2 * options.kineto.thread_count();
+        let (returned, recycled) = std::sync::mpsc::sync_channel::<Vec<u8>>(circulating);
+        let piece = options.kineto.segment_size();
         let inflater = scope.spawn(move || {
             let recycled = || recycled.try_recv().ok();
-            source::inflate_pieces(compressed, compression, PIECE, recycled, |piece| {
+            source::inflate_pieces(compressed, compression, piece, recycled, |piece| {
                 sender.send(piece).is_ok()
             })
         });
@@ -358,8 +361,12 @@ fn read_compressed(
         let mut head = Vec::new();
         while head.len() < HEAD {
             let Some(piece) = pieces.next() else { break };
-            head.extend_from_slice(&piece);
-            recycle(piece);
+            if head.is_empty() {
+                head = piece;
+            } else {
+                head.extend_from_slice(&piece);
+                recycle(piece);
+            }
         }
         let streamed = streams(&head, options).then(|| {
             stream_kineto(

@@ -54,8 +54,9 @@ pub struct KinetoJsonOptions {
     /// Bytes parsed so far, for a progress bar. Default: none.
     pub progress: Option<Arc<AtomicU64>>,
     /// When reading a stream (a compressed file as it inflates), about how many bytes of
-    /// events a thread parses at a time; `0` (the default) means 4 MiB. Memory in flight
-    /// is about twice this per thread.
+    /// events a thread parses at a time, and the size of the pieces a compressed file is
+    /// inflated in; `0` (the default) means 4 MiB. Memory in flight is about twice this
+    /// per thread, and six times it for the pieces waiting or being filled.
     pub segment_bytes: usize,
 }
 
@@ -78,7 +79,7 @@ impl KinetoJsonOptions {
         self
     }
 
-    fn segment_size(&self) -> usize {
+    pub(crate) fn segment_size(&self) -> usize {
         match self.segment_bytes {
             0 => stream::SEGMENT,
             n => n,
@@ -91,7 +92,7 @@ impl KinetoJsonOptions {
         self
     }
 
-    fn thread_count(&self) -> usize {
+    pub(crate) fn thread_count(&self) -> usize {
         match self.threads {
             0 => std::thread::available_parallelism().map_or(1, usize::from),
             n => n,
