@@ -97,7 +97,7 @@ pub(crate) fn inflate_pieces(
         }
     };
     let result = match compression {
-        Compression::Gzip => forward(&mut flate2::read::MultiGzDecoder::new(&mut counter)),
+        Compression::Gzip => forward(&mut flate2::bufread::MultiGzDecoder::new(&mut counter)),
         Compression::Zstd => match zstd::stream::read::Decoder::with_buffer(&mut counter) {
             Ok(mut decoder) => forward(&mut decoder),
             Err(error) => Err(error),
