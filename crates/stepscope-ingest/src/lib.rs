@@ -380,7 +380,11 @@ fn read_compressed(
         if streamed.is_none() {
             pieces.for_each(|piece| inflated.extend_from_slice(&piece));
         } else {
-            drop(pieces);
+            // A read that stopped early (broken JSON) still inflates the rest, unread: a
+            // stream that is itself broken (a checksum, a cut) is then always what is
+            // reported, as when the file is inflated whole first, not only when the
+            // inflating thread happened to get there before the reader stopped.
+            pieces.for_each(&mut recycle);
         }
         let (produced, failure) = inflater.join().unwrap_or_else(|_| inflater_panicked());
         let partial = match failure {

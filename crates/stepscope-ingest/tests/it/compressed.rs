@@ -152,3 +152,35 @@ fn a_cut_gzip_file_does_not_reserve_its_garbage_trailer_size() {
         "reading a {len}-byte file reserved {largest} bytes at once"
     );
 }
+
+/// A gzip file whose JSON breaks near its start and whose checksum is wrong: the broken
+/// stream is what is reported, every time (as when a file is inflated whole first), not
+/// the JSON error only when the reader stops before the inflating thread reaches the end.
+#[test]
+fn a_broken_checksum_is_reported_even_when_the_json_breaks_first() {
+    let mut text = generated_doc();
+    for _ in 0..3 {
+        text.extend_from_within(..);
+    }
+    let brace = text.iter().position(|&b| b == b'{').unwrap();
+    let second = brace + 1 + text[brace + 1..].iter().position(|&b| b == b'{').unwrap();
+    text[second] = b'#';
+    let mut gz = gzip(&text);
+    let crc_at = gz.len() - 8;
+    gz[crc_at] ^= 0x01;
+    let file = ScratchFile::new("bad_json_bad_crc.json.gz", &gz);
+    // Small pieces, so that the reader's early stop leaves most of the file uninflated.
+    let small = |allow| {
+        let kineto = options(2, allow).kineto.with_segment_bytes(16 << 10);
+        options(2, allow).with_kineto(kineto)
+    };
+    for _ in 0..5 {
+        let error = read_trace_file(file.path(), &small(false)).unwrap_err();
+        assert!(
+            matches!(error, IngestError::Decompress { .. }),
+            "expected the broken checksum, got {error}"
+        );
+        let partial = read_trace_file(file.path(), &small(true)).unwrap();
+        assert_eq!(partial.stats.get("compressed_input_truncated"), 1);
+    }
+}
