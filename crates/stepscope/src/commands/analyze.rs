@@ -5,7 +5,7 @@ mod honesty;
 
 use super::inputs::expand_inputs;
 use super::progress::{ReadProgress, RunProgress};
-use super::read_args::ReadArgs;
+use super::read_args::{CategoryTable, ReadArgs};
 use crate::Outcome;
 use crate::cli::ColorChoice;
 use crate::output;
@@ -19,7 +19,6 @@ use stepscope_analysis::combine::{
 };
 use stepscope_analysis::diff::untrusted_stages;
 use stepscope_analysis::passes::capture_graphs::{CapturedGraph, captured_graphs};
-use stepscope_analysis::passes::kernel_categories::KernelCategories;
 use stepscope_analysis::passes::ranges::{RangeBreakdown, RangePattern};
 use stepscope_analysis::passes::replay_coverage::{CoverageTotals, Verdict};
 use stepscope_analysis::passes::stage_breakdown::{StageBreakdown, StageKey};
@@ -57,7 +56,7 @@ pub struct AnalyzeSettings {
     /// Captured graphs from `--capture`.
     pub capture: Vec<CapturedGraph>,
     /// Category table.
-    pub categories: KernelCategories,
+    pub categories: CategoryTable,
     /// Annotation names to break down (`--range`).
     pub range: Option<RangePattern>,
     /// Reader settings.
@@ -86,7 +85,7 @@ impl AnalyzeSettings {
             strict: false,
             capture_path: None,
             capture: Vec::new(),
-            categories: KernelCategories::embedded(),
+            categories: CategoryTable::Builtin,
             range: None,
             read: ReadOptions::default(),
             top: 10,
@@ -191,7 +190,7 @@ fn read_with_progress(path: &Path, settings: &AnalyzeSettings) -> anyhow::Result
 fn analyze_file(path: &Path, settings: &AnalyzeSettings) -> anyhow::Result<FileResult> {
     let trace = read_with_progress(path, settings)?;
     let options = AnalysisOptions {
-        categories: &settings.categories,
+        categories: &settings.categories.table(),
         capture: &settings.capture,
         ranges: settings.range.as_ref(),
     };

@@ -4,7 +4,7 @@
 
 use super::analyze::{AnalyzeSettings, Analyzed, analyze_files, write_page};
 use super::inputs::expand_inputs;
-use super::read_args::ReadArgs;
+use super::read_args::{CategoryTable, ReadArgs};
 use crate::Outcome;
 use crate::cli::ColorChoice;
 use crate::output;
@@ -12,7 +12,6 @@ use anyhow::{Context, bail};
 use clap::Args;
 use std::path::{Path, PathBuf};
 use stepscope_analysis::diff::{SideInput, diff_breakdowns};
-use stepscope_analysis::passes::kernel_categories::KernelCategories;
 use stepscope_analysis::passes::stage_breakdown::{StageBreakdown, StageKey};
 use stepscope_analysis::passes::steps::Stage;
 use stepscope_ingest::ReadOptions;
@@ -66,7 +65,7 @@ struct DiffSettings {
     base: SideSettings,
     new: SideSettings,
     read: ReadOptions,
-    categories: KernelCategories,
+    categories: CategoryTable,
     json: bool,
     force: bool,
     html: Option<PathBuf>,

@@ -3,6 +3,7 @@
 
 use anyhow::Context;
 use clap::Args;
+use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 use stepscope_analysis::passes::kernel_categories::KernelCategories;
 use stepscope_ingest::{KinetoJsonOptions, ReadOptions, TraceFormat};
@@ -35,7 +36,7 @@ impl ReadArgs {
     /// # Errors
     ///
     /// A `--categories` file that cannot be read or parsed.
-    pub fn resolve(self) -> anyhow::Result<(ReadOptions, KernelCategories)> {
+    pub fn resolve(self) -> anyhow::Result<(ReadOptions, CategoryTable)> {
         let ReadArgs {
             categories,
             allow_truncated,
@@ -49,10 +50,36 @@ impl ReadArgs {
             .with_kineto(kineto)
             .with_format(format.format());
         let categories = match categories {
-            Some(path) => load_categories(&path)?,
-            None => KernelCategories::embedded(),
+            Some(path) => CategoryTable::File(load_categories(&path)?),
+            None => CategoryTable::builtin_warming(),
         };
         Ok((read, categories))
+    }
+}
+
+/// The kernel category table to analyse with.
+#[derive(Debug, Clone)]
+pub enum CategoryTable {
+    /// The built-in table, compiled once per process when first used (~40 ms of one core).
+    Builtin,
+    /// A `--categories` file, compiled when given, so a broken one fails before any reading.
+    File(KernelCategories),
+}
+
+impl CategoryTable {
+    /// The built-in table, compiling on another thread meanwhile: it is ready when the
+    /// first trace has been read, instead of delaying the start of the read.
+    pub fn builtin_warming() -> Self {
+        std::thread::spawn(|| drop(KernelCategories::embedded()));
+        CategoryTable::Builtin
+    }
+
+    /// The compiled table (waiting for the built-in one if it is still compiling).
+    pub fn table(&self) -> Cow<'_, KernelCategories> {
+        match self {
+            CategoryTable::Builtin => Cow::Owned(KernelCategories::embedded()),
+            CategoryTable::File(table) => Cow::Borrowed(table),
+        }
     }
 }
 
