@@ -492,6 +492,12 @@ impl Joiner {
             .extend_from_slice(&segment.bytes[..segment.start]);
         let mut lead = TraceBuilder::new();
         let lead_end = parse_segment(&carry.bytes, 0, carry.expect_value, &mut lead);
+        if segment.start == segment.bytes.len() {
+            // No start was guessed (an event longer than the segment): the lead is all.
+            self.builder.append(lead);
+            recycle(segment.bytes);
+            return self.settle(carry.bytes, carry.base, lead_end, recycle);
+        }
         if matches!(lead_end, SegmentEnd::Open { resume, expect_value: true, .. } if resume == carry.bytes.len())
         {
             self.builder.append(lead);
