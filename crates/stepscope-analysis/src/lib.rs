@@ -91,9 +91,12 @@ pub struct TraceAnalysis {
 /// `launching_ops` with `kernel_categories` and `event_categories` (a category per GPU
 /// event, from its launching op or its name), `stage_breakdown`, `ranges` (with a range
 /// pattern), `runtime_advice`.
+///
+/// Passes that do not need each other's results run on two threads (the steps beside the
+/// launch links; the coverage beside the categories and the breakdown): the analysis of a
+/// 1 GB trace is otherwise a single-threaded tail after a read that used every core.
 pub fn analyze(trace: &Trace, options: &AnalysisOptions<'_>) -> TraceAnalysis {
-    let links = link_launches(trace);
-    let steps = find_steps(trace);
+    let (links, steps) = beside(|| link_launches(trace), || find_steps(trace));
     // Launch calls: eager launches (captures' too), and any other call that launched GPU
     // work except graph launches, whose enclosing op did not launch the replayed kernels.
     let ops = launching_ops(trace, |call| match trace.runtime.kind[call] {
@@ -102,38 +105,19 @@ pub fn analyze(trace: &Trace, options: &AnalysisOptions<'_>) -> TraceAnalysis {
         _ => !links.launched(call).is_empty(),
     });
     let own_captures = captured_graphs_with_ops(trace, &ops);
-    let (coverage, patterns) = coverage(trace, &links, &steps, &own_captures, options);
     let captures: Vec<&CapturedGraph> = own_captures.iter().chain(options.capture).collect();
-    let categories = event_categories(
-        trace,
-        EventInputs {
-            links: &links,
-            ops: &ops,
-            captures: &captures,
-        },
-        options.categories,
-    );
-    let mut breakdown = stage_breakdown(
-        trace,
-        BreakdownInputs {
-            links: &links,
-            steps: &steps,
-            table: options.categories,
-            categories: &categories,
+    let ((coverage, patterns), (mut breakdown, ranges)) = beside(
+        || coverage(trace, &links, &steps, &own_captures, options),
+        || {
+            let inputs = EventInputs {
+                links: &links,
+                ops: &ops,
+                captures: &captures,
+            };
+            breakdowns(trace, inputs, &steps, options)
         },
     );
     add_missing_work(&mut breakdown, &coverage.replays, &steps);
-    let ranges = options.ranges.map(|pattern| {
-        range_breakdown(
-            trace,
-            RangeInputs {
-                pattern,
-                links: &links,
-                table: options.categories,
-                categories: &categories,
-            },
-        )
-    });
     let advice = runtime_advice(&trace.metadata);
     TraceAnalysis {
         links,
@@ -144,6 +128,54 @@ pub fn analyze(trace: &Trace, options: &AnalysisOptions<'_>) -> TraceAnalysis {
         patterns,
         ranges,
     }
+}
+
+/// Runs `first` here and `second` on another thread; a panic in either is resumed here.
+fn beside<A: Send, B: Send>(
+    first: impl FnOnce() -> A + Send,
+    second: impl FnOnce() -> B + Send,
+) -> (A, B) {
+    std::thread::scope(|scope| {
+        let second = scope.spawn(second);
+        let first = first();
+        let second = second
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        (first, second)
+    })
+}
+
+/// The categories of GPU events, and the per-stage (and, with a pattern, per-range)
+/// breakdowns they make.
+fn breakdowns(
+    trace: &Trace,
+    inputs: EventInputs<'_>,
+    steps: &Steps,
+    options: &AnalysisOptions<'_>,
+) -> (StageBreakdown, Option<RangeBreakdown>) {
+    let links = inputs.links;
+    let categories = event_categories(trace, inputs, options.categories);
+    let breakdown = stage_breakdown(
+        trace,
+        BreakdownInputs {
+            links,
+            steps,
+            table: options.categories,
+            categories: &categories,
+        },
+    );
+    let ranges = options.ranges.map(|pattern| {
+        range_breakdown(
+            trace,
+            RangeInputs {
+                pattern,
+                links,
+                table: options.categories,
+                categories: &categories,
+            },
+        )
+    });
+    (breakdown, ranges)
 }
 
 /// What the categories of GPU events are found from, besides the table.
