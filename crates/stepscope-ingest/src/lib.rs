@@ -330,6 +330,42 @@ pub fn read_trace_file(path: &Path, options: &ReadOptions) -> Result<Trace, Inge
     read_compressed(path, &mapped, compression, options)
 }
 
+/// Inflates a file as [`read_trace_file`] does (the same decoder, in pieces of the same
+/// size, one buffer filled again and again) and drops the text: how many bytes came out.
+/// What inflating alone costs, the floor under reading a compressed trace on two cores
+/// (`scripts/bench-analyze.sh` times it beside HolisticTraceAnalysis). A plain file is
+/// read through as it is.
+pub fn inflate_only(path: &Path) -> Result<u64, IngestError> {
+    let io_error = |source| IngestError::Io {
+        path: path.to_owned(),
+        source,
+    };
+    let file = fs_err::File::open(path).map_err(io_error)?;
+    let mapped = source::map_file(file.file()).map_err(io_error)?;
+    let compression = Compression::detect(&mapped);
+    let spare = std::cell::Cell::new(None);
+    let piece = KinetoJsonOptions::default().segment_size();
+    let (produced, failure) = source::inflate_pieces(
+        &mapped,
+        compression,
+        piece,
+        || spare.take(),
+        |buffer| {
+            spare.set(Some(buffer));
+            true
+        },
+    );
+    match failure {
+        None => Ok(produced),
+        Some(failure) => Err(IngestError::Decompress {
+            path: path.to_owned(),
+            compressed_offset: failure.compressed_offset,
+            decompressed_bytes: produced,
+            source: failure.source,
+        }),
+    }
+}
+
 /// How many inflated pieces may wait for the reader. A piece is as long as a segment the
 /// threads parse (4 MiB by default), so that it is parsed where it was inflated to.
 const PIECES_WAITING: usize = 4;
