@@ -317,17 +317,22 @@ impl ReadOptions {
 /// others parsing), never held inflated in memory; other compressed formats are inflated
 /// first.
 pub fn read_trace_file(path: &Path, options: &ReadOptions) -> Result<Trace, IngestError> {
-    let io_error = |source| IngestError::Io {
-        path: path.to_owned(),
-        source,
-    };
-    let file = fs_err::File::open(path).map_err(io_error)?;
-    let mapped = source::map_file(file.file()).map_err(io_error)?;
+    let mapped = map_path(path)?;
     let compression = Compression::detect(&mapped);
     if compression == Compression::None {
         return read_decompressed(path, &mapped, true, None, options);
     }
     read_compressed(path, &mapped, compression, options)
+}
+
+/// A file's bytes as stored, mapped.
+fn map_path(path: &Path) -> Result<source::Bytes, IngestError> {
+    let io_error = |source| IngestError::Io {
+        path: path.to_owned(),
+        source,
+    };
+    let file = fs_err::File::open(path).map_err(io_error)?;
+    source::map_file(file.file()).map_err(io_error)
 }
 
 /// Inflates a file as [`read_trace_file`] does (the same decoder, in pieces of the same
@@ -336,12 +341,7 @@ pub fn read_trace_file(path: &Path, options: &ReadOptions) -> Result<Trace, Inge
 /// (`scripts/bench-analyze.sh` times it beside HolisticTraceAnalysis). A plain file is
 /// read through as it is.
 pub fn inflate_only(path: &Path) -> Result<u64, IngestError> {
-    let io_error = |source| IngestError::Io {
-        path: path.to_owned(),
-        source,
-    };
-    let file = fs_err::File::open(path).map_err(io_error)?;
-    let mapped = source::map_file(file.file()).map_err(io_error)?;
+    let mapped = map_path(path)?;
     let compression = Compression::detect(&mapped);
     let spare = std::cell::Cell::new(None);
     let piece = KinetoJsonOptions::default().segment_size();
