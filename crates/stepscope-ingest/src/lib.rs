@@ -357,12 +357,7 @@ pub fn inflate_only(path: &Path) -> Result<u64, IngestError> {
     );
     match failure {
         None => Ok(produced),
-        Some(failure) => Err(IngestError::Decompress {
-            path: path.to_owned(),
-            compressed_offset: failure.compressed_offset,
-            decompressed_bytes: produced,
-            source: failure.source,
-        }),
+        Some(failure) => Err(failure.into_error(path, produced)),
     }
 }
 
@@ -425,12 +420,7 @@ fn read_compressed(
         let (produced, failure) = inflater.join().unwrap_or_else(|_| inflater_panicked());
         let partial = match failure {
             Some(failure) if !options.kineto.allow_truncated => {
-                return Err(IngestError::Decompress {
-                    path: path.to_owned(),
-                    compressed_offset: failure.compressed_offset,
-                    decompressed_bytes: produced,
-                    source: failure.source,
-                });
+                return Err(failure.into_error(path, produced));
             }
             failure => failure.map(|failure| failure.compressed_offset),
         };

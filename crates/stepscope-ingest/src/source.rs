@@ -52,6 +52,18 @@ pub(crate) struct InflateFailure {
     pub source: std::io::Error,
 }
 
+impl InflateFailure {
+    /// The error naming `path`, after `produced` bytes came out.
+    pub(crate) fn into_error(self, path: &std::path::Path, produced: u64) -> crate::IngestError {
+        crate::IngestError::Decompress {
+            path: path.to_owned(),
+            compressed_offset: self.compressed_offset,
+            decompressed_bytes: produced,
+            source: self.source,
+        }
+    }
+}
+
 /// Maps a plain file; the caller must not let it change while mapped (trace files are
 /// written once and then only read).
 pub(crate) fn map_file(file: &std::fs::File) -> std::io::Result<Bytes> {

@@ -90,19 +90,15 @@ impl Window<'_> {
     }
 
     /// The next `size` or so bytes of the stream, and their offset; `None` at its end. A
-    /// piece of at least half that comes as it was inflated (no copy); smaller ones are
-    /// gathered.
+    /// piece of at least half that comes as it was inflated (an empty window takes it as
+    /// its buffer, no copy); smaller ones are gathered.
     fn stretch(&mut self, size: usize) -> Option<(u64, Vec<u8>)> {
         if self.bytes.is_empty() {
-            let piece = self.pieces.next()?;
-            if piece.len() >= (size / 2).max(1) {
-                let base = self.base;
-                self.base += piece.len() as u64;
-                return Some((base, piece));
-            }
-            self.bytes = piece;
+            self.more();
         }
-        while self.bytes.len() < size && self.more() {}
+        if self.bytes.len() < (size / 2).max(1) {
+            while self.bytes.len() < size && self.more() {}
+        }
         if self.bytes.is_empty() {
             return None;
         }
