@@ -15,6 +15,7 @@
 #![warn(missing_docs)]
 
 mod error;
+mod gzip;
 pub mod kineto_json;
 pub mod nsys_sqlite;
 pub mod rocprof_csv;

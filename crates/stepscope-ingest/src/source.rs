@@ -1,5 +1,6 @@
 //! Getting a file's bytes: mapped when plain, inflated in pieces when gzip or zstd.
 
+use crate::gzip::GzipReader;
 use memmap2::Mmap;
 use std::io::Read;
 use std::ops::Deref;
@@ -88,10 +89,6 @@ pub(crate) fn inflate_pieces(
     mut recycled: impl FnMut() -> Option<Vec<u8>>,
     mut send: impl FnMut(Vec<u8>) -> bool,
 ) -> (u64, Option<InflateFailure>) {
-    let mut counter = CountingReader {
-        inner: compressed,
-        consumed: 0,
-    };
     let mut produced = 0;
     let mut forward = |reader: &mut dyn Read| -> std::io::Result<()> {
         loop {
@@ -108,16 +105,26 @@ pub(crate) fn inflate_pieces(
             }
         }
     };
-    let result = match compression {
-        Compression::Gzip => forward(&mut flate2::bufread::MultiGzDecoder::new(&mut counter)),
-        Compression::Zstd => match zstd::stream::read::Decoder::with_buffer(&mut counter) {
-            Ok(mut decoder) => forward(&mut decoder),
-            Err(error) => Err(error),
-        },
-        Compression::None => forward(&mut counter),
+    let (result, consumed) = match compression {
+        Compression::Gzip => {
+            let mut reader = GzipReader::new(compressed);
+            (forward(&mut reader), reader.consumed())
+        }
+        Compression::Zstd => {
+            let mut counter = CountingReader::new(compressed);
+            let result = match zstd::stream::read::Decoder::with_buffer(&mut counter) {
+                Ok(mut decoder) => forward(&mut decoder),
+                Err(error) => Err(error),
+            };
+            (result, counter.consumed)
+        }
+        Compression::None => {
+            let mut counter = CountingReader::new(compressed);
+            (forward(&mut counter), counter.consumed)
+        }
     };
     let failure = result.err().map(|source| InflateFailure {
-        compressed_offset: counter.consumed,
+        compressed_offset: consumed,
         source,
     });
     (produced, failure)
@@ -138,9 +145,16 @@ fn fill(reader: &mut dyn Read, buffer: &mut [u8]) -> (usize, Option<std::io::Err
     (filled, None)
 }
 
-struct CountingReader<'a> {
+/// A slice read through, counting what was taken.
+pub(crate) struct CountingReader<'a> {
     inner: &'a [u8],
-    consumed: u64,
+    pub(crate) consumed: u64,
+}
+
+impl<'a> CountingReader<'a> {
+    pub(crate) fn new(inner: &'a [u8]) -> Self {
+        CountingReader { inner, consumed: 0 }
+    }
 }
 
 impl Read for CountingReader<'_> {
