@@ -478,6 +478,8 @@ impl<'a> Lexer<'a> {
             if let Some(value) = parse_i64(text) {
                 return Ok(Number::Integer(value));
             }
+        } else if let Some(value) = short_decimal(text) {
+            return Ok(Number::Float(value));
         }
         // ASCII by the grammar just checked.
         let text = std::str::from_utf8(text).unwrap_or("");

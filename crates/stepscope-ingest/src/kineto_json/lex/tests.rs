@@ -232,3 +232,52 @@ fn a_common_shape_is_learned_after_many_rare_ones() {
         reader.shapes.hits()
     );
 }
+
+/// `text` read by the fast path, when it takes it, is bit for bit what `str::parse` reads.
+fn decimal_as_parse_reads_it(text: &str) -> Option<f64> {
+    let fast = short_decimal(text.as_bytes())?;
+    let parsed: f64 = text.parse().unwrap();
+    assert_eq!(fast.to_bits(), parsed.to_bits(), "{text}");
+    Some(fast)
+}
+
+#[test]
+fn short_decimals_read_as_str_parse_reads_them() {
+    let taken = [
+        "6520488433619.812",
+        "0.16",
+        "-0.0",
+        "0.1",
+        "9007199254740.992",
+        "900719925474099.2",
+        "0.00000000000000001",
+        "123456789012345678.9",
+    ];
+    for text in taken {
+        let value = decimal_as_parse_reads_it(text);
+        assert_eq!(value.is_some(), !text.starts_with("1234"), "{text}");
+    }
+    // Digits past 2^53, more than 19 bytes of them, exponents: left to `parse`.
+    let left = [
+        "9007199254740.993",
+        "12345678901234567890.5",
+        "0.0000000000000000000001",
+        "1.5e3",
+        "2E-3",
+    ];
+    for text in left {
+        assert_eq!(short_decimal(text.as_bytes()), None, "{text}");
+    }
+}
+
+proptest::proptest! {
+    #[test]
+    fn any_decimal_the_fast_path_takes_reads_as_str_parse_reads_it(
+        negative: bool,
+        whole in "(0|[1-9][0-9]{0,15})",
+        fraction in "[0-9]{1,8}",
+    ) {
+        let text = format!("{}{whole}.{fraction}", if negative { "-" } else { "" });
+        decimal_as_parse_reads_it(&text);
+    }
+}
