@@ -31,6 +31,7 @@ use super::graph_identity::SizeSource;
 use super::launch_links::LaunchLinks;
 use super::replay_coverage::{ReplayCoverage, ReplayStatus};
 use super::steps::Steps;
+use rustc_hash::FxHashMap;
 use stepscope_model::patterns::RecordingPattern;
 use stepscope_model::{Duration, RuntimeCallKind, StreamId, Timestamp, Trace};
 
@@ -204,7 +205,7 @@ fn kernels_after_step(trace: &Trace, inputs: PatternInputs<'_>) -> Option<Patter
     if deferred.is_empty() {
         return None;
     }
-    let mut last_end: std::collections::HashMap<_, Timestamp> = std::collections::HashMap::new();
+    let mut last_end: FxHashMap<_, Timestamp> = FxHashMap::default();
     for step in &inputs.steps.steps {
         let end = last_end.entry(step.process).or_insert(step.end);
         *end = (*end).max(step.end);
@@ -353,8 +354,7 @@ fn recording_stopped(trace: &Trace, inputs: PatternInputs<'_>) -> Option<Pattern
 /// their stream (cut off midway).
 fn stopped_replays(trace: &Trace, inputs: PatternInputs<'_>, cut: Timestamp) -> Vec<usize> {
     let gpu = &trace.gpu;
-    let mut last_start: std::collections::HashMap<(u32, StreamId), Timestamp> =
-        std::collections::HashMap::new();
+    let mut last_start: FxHashMap<(u32, StreamId), Timestamp> = FxHashMap::default();
     for g in 0..gpu.len() {
         let entry = last_start
             .entry((gpu.device[g], gpu.stream[g]))

@@ -30,7 +30,7 @@
 use super::CoverageInputs;
 use crate::passes::graph_launches::GraphLaunches;
 use crate::passes::launch_links::LaunchLinks;
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 use stepscope_model::{Duration, NameId, RuntimeCallKind, StreamId, Timestamp, Trace};
 
 /// Per replay: deferred, implausible.
@@ -102,7 +102,7 @@ struct StreamOrder {
 impl StreamOrder {
     fn new(trace: &Trace, inputs: CoverageInputs<'_>) -> Self {
         let runtime = &trace.runtime;
-        let mut work: HashMap<(u32, StreamId), Vec<(Timestamp, Timestamp)>> = HashMap::new();
+        let mut work: HashMap<(u32, StreamId), Vec<(Timestamp, Timestamp)>> = HashMap::default();
         for call in 0..runtime.len() {
             if runtime.kind[call] != RuntimeCallKind::EagerLaunch {
                 continue;
@@ -176,7 +176,7 @@ fn nodes(trace: &Trace, inputs: CoverageInputs<'_>, replay: usize) -> Vec<(NodeK
         .map(|&g| g as usize)
         .collect();
     rows.sort_by_key(|&g| trace.gpu.start[g]);
-    let mut seen: HashMap<NameId, u32> = HashMap::new();
+    let mut seen: HashMap<NameId, u32> = HashMap::default();
     rows.into_iter()
         .map(|g| {
             let name = trace.gpu.name[g];
@@ -191,7 +191,7 @@ fn implausible(trace: &Trace, inputs: CoverageInputs<'_>) -> Vec<bool> {
     let per_replay: Vec<Vec<(NodeKey, i64)>> = (0..inputs.launches.launches.len())
         .map(|r| nodes(trace, inputs, r))
         .collect();
-    let mut durations: HashMap<NodeKey, Vec<i64>> = HashMap::new();
+    let mut durations: HashMap<NodeKey, Vec<i64>> = HashMap::default();
     for (key, d) in per_replay.iter().flatten() {
         durations.entry(*key).or_default().push(*d);
     }
