@@ -181,6 +181,34 @@ fn finds_specials_in_every_lane() {
 }
 
 #[test]
+fn finds_quotes_and_backslashes_at_every_place_from_every_start() {
+    for len in 0..50 {
+        for at in 0..=len {
+            for special in [b'"', b'\\'] {
+                let mut text = vec![b'a'; len];
+                if at < len {
+                    text[at] = special;
+                    // A second one after it, and bytes that are neither around it.
+                    text.iter_mut()
+                        .skip(at + 1)
+                        .step_by(3)
+                        .for_each(|b| *b = b'"');
+                    text.iter_mut().take(at).step_by(2).for_each(|b| *b = 0xe9);
+                }
+                for from in 0..=at {
+                    let expected = text[from..].iter().position(|b| *b == b'"' || *b == b'\\');
+                    assert_eq!(
+                        find_quote_or_backslash(&text, from),
+                        from + expected.unwrap_or(len - from),
+                        "{len} {at} {from}"
+                    );
+                }
+            }
+        }
+    }
+}
+
+#[test]
 fn bad_events_fail_where_serde_fails() {
     let texts = [
         r#"{"ph":"X",}"#,

@@ -86,11 +86,22 @@ pub(super) fn find_special(bytes: &[u8], mut from: usize) -> usize {
     from + end
 }
 
-/// The first `"` or `\\` at or after `from`; `bytes.len()` when none. (Checking the first
-/// two words in place first, as `find_special` does, saved 0.3 % of the instructions: not
-/// kept.)
+/// The first `"` or `\\` at or after `from`; `bytes.len()` when none. The first 32 bytes
+/// are tested a word at a time in place, the rest by `memchr`'s vector search, whose start
+/// costs more than the words for the strings of a trace (a Python function's name is
+/// 20–70 bytes): single-threaded read of the 1.1 GB piecewise benchmark 0.81 → 0.74 s of
+/// CPU, medians of 8 alternating runs (counting instructions alone had said 0.3 %).
 #[inline(always)]
-pub(super) fn find_quote_or_backslash(bytes: &[u8], from: usize) -> usize {
+pub(super) fn find_quote_or_backslash(bytes: &[u8], mut from: usize) -> usize {
+    for _ in 0..4 {
+        let Some(word) = bytes.get(from..from + 8) else {
+            break;
+        };
+        if let Some(at) = first_flagged(quotes_and_backslashes(load_word(word))) {
+            return from + at;
+        }
+        from += 8;
+    }
     let rest = bytes.get(from..).unwrap_or_default();
     from + memchr::memchr2(b'"', b'\\', rest).unwrap_or(rest.len())
 }
