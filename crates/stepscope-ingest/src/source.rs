@@ -92,7 +92,8 @@ pub(crate) fn inflate_pieces(
     let mut produced = 0;
     let mut forward = |reader: &mut dyn Read| -> std::io::Result<()> {
         loop {
-            let mut buffer = recycled().unwrap_or_default();
+            // A new buffer comes zeroed from the allocator (fresh pages, not written twice).
+            let mut buffer = recycled().unwrap_or_else(|| vec![0; piece]);
             buffer.resize(piece, 0);
             let (filled, error) = fill(reader, &mut buffer);
             buffer.truncate(filled);
