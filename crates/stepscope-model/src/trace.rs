@@ -406,7 +406,7 @@ mod tests {
         builder.add_cpu_op(span);
         builder.add_gpu_annotation(span);
         builder.add_flow(3, FlowPhase::Start, host, start);
-        builder.counts_mut().merge(&EventCounts::default());
+        builder.counts_mut().events = 7;
         builder
             .stats_mut()
             .unknown_fields
@@ -423,6 +423,7 @@ mod tests {
             .unknown_fields
             .insert("header.x".into(), 1);
         header.stats_mut().unknown_fields.insert("args.x".into(), 1);
+        header.counts_mut().events = 2;
         let (mut adopted, mut copied) = (header, TraceBuilder::new());
         copied.trace = adopted.trace.clone();
         adopted.append(with_rows());
@@ -432,6 +433,7 @@ mod tests {
         assert_eq!(adopted.gpu.len(), 1);
         assert_eq!(adopted.metadata.schema_version, Some(1));
         assert_eq!(adopted.stats.unknown_fields["args.x"], 3);
+        assert_eq!(adopted.counts.events, 9);
     }
 
     #[test]

@@ -364,28 +364,14 @@ fn same_at(bytes: &[u8], pos: usize, text: &[u8]) -> bool {
 mod tests {
     use super::*;
 
-    /// The pieces as text: literal runs joined, gaps as `<s>` and `<n>`.
+    /// The pieces as text: literals as they are, gaps as `<s>` and `<n>`.
     fn rendered(pieces: &[Piece<'_>]) -> Vec<String> {
-        let mut out: Vec<String> = Vec::new();
-        let mut joining = false;
-        for piece in pieces {
-            match piece {
-                Piece::Literal(literal) => {
-                    let text = std::str::from_utf8(literal.text).unwrap();
-                    match out.last_mut() {
-                        Some(last) if joining => last.push_str(text),
-                        _ => out.push(text.to_owned()),
-                    }
-                    joining = true;
-                }
-                gap => {
-                    let mark = if *gap == Piece::String { "<s>" } else { "<n>" };
-                    out.push(mark.into());
-                    joining = false;
-                }
-            }
-        }
-        out
+        let text = |piece: &Piece<'_>| match piece {
+            Piece::Literal(literal) => std::str::from_utf8(literal.text).unwrap().to_owned(),
+            Piece::String => "<s>".to_owned(),
+            Piece::Number => "<n>".to_owned(),
+        };
+        pieces.iter().map(text).collect()
     }
 
     #[test]
