@@ -18,6 +18,7 @@ mod error;
 mod gzip;
 pub mod kineto_json;
 pub mod nsys_sqlite;
+mod priority;
 pub mod rocprof_csv;
 pub mod rocprof_json;
 pub mod rpd_json;
@@ -363,19 +364,30 @@ pub fn inflate_only(path: &Path) -> Result<u64, IngestError> {
     let compression = Compression::detect(&mapped);
     let spare = std::cell::Cell::new(None);
     let piece = KinetoJsonOptions::default().segment_size();
+    // Each member is checked here, on the inflating thread, where a read checks it on its own.
+    let mut check = source::TextCheck::default();
+    let mut check_failure = None;
     let (produced, failure) = source::inflate_pieces(
         &mapped,
         compression,
         piece,
         || spare.take(),
-        |buffer| {
-            spare.set(Some(buffer));
-            true
+        |inflated| match check.pass(inflated) {
+            Ok(text) => {
+                if let Some(buffer) = text {
+                    spare.set(Some(buffer));
+                }
+                true
+            }
+            Err(failure) => {
+                check_failure = Some(failure);
+                false
+            }
         },
     );
-    match failure {
+    match check_failure.or_else(|| failure.map(|failure| (produced, failure))) {
         None => Ok(produced),
-        Some(failure) => Err(failure.into_error(path, produced)),
+        Some((produced, failure)) => Err(failure.into_error(path, produced)),
     }
 }
 
@@ -394,7 +406,7 @@ fn read_compressed(
     options: &ReadOptions,
 ) -> Result<Trace, IngestError> {
     std::thread::scope(|scope| {
-        let (sender, receiver) = std::sync::mpsc::sync_channel::<Vec<u8>>(PIECES_WAITING);
+        let (sender, receiver) = std::sync::mpsc::sync_channel(PIECES_WAITING);
         // Pieces read go back to be filled again: fresh ones cost a page fault per 4 KiB
         // and zeroing, on the inflating thread that bounds the whole read. Room for every
         // piece there can be: waiting, inflating, gathered, and two a thread being parsed.
@@ -411,17 +423,8 @@ fn read_compressed(
             outcome
         });
         let mut recycle = |piece: Vec<u8>| drop(returned.try_send(piece));
-        let mut pieces = receiver.into_iter();
-        let mut head = Vec::new();
-        while head.len() < HEAD {
-            let Some(piece) = pieces.next() else { break };
-            if head.is_empty() {
-                head = piece;
-            } else {
-                head.extend_from_slice(&piece);
-                recycle(piece);
-            }
-        }
+        let mut pieces = source::CheckedText::new(receiver.into_iter());
+        let mut head = gather_head(&mut pieces, &mut recycle);
         let streamed = streams(&head, options).then(|| {
             stream_kineto(
                 std::mem::take(&mut head),
@@ -432,15 +435,20 @@ fn read_compressed(
         });
         let mut inflated = head;
         if streamed.is_none() {
-            pieces.for_each(|piece| inflated.extend_from_slice(&piece));
+            (&mut pieces).for_each(|piece| inflated.extend_from_slice(&piece));
         } else {
             // A read that stopped early (broken JSON) still inflates the rest, unread: a
             // stream that is itself broken (a checksum, a cut) is then always what is
             // reported, as when the file is inflated whole first, not only when the
             // inflating thread happened to get there before the reader stopped.
-            pieces.for_each(&mut recycle);
+            (&mut pieces).for_each(&mut recycle);
         }
         let (produced, failure) = inflater.join().unwrap_or_else(|_| inflater_panicked());
+        // A member that failed its check comes before anything the inflater met after it.
+        let (produced, failure) = match pieces.take_failure() {
+            Some((produced, failure)) => (produced, Some(failure)),
+            None => (produced, failure),
+        };
         let partial = match failure {
             Some(failure) if !options.kineto.allow_truncated => {
                 return Err(failure.into_error(path, produced));
@@ -458,6 +466,25 @@ fn read_compressed(
             None => read_decompressed(path, &inflated, false, partial, options),
         }
     })
+}
+
+/// The first [`HEAD`] bytes or more of `pieces`, or all there is (the first piece is taken
+/// as the buffer, the others go to `recycle` once copied).
+fn gather_head(
+    pieces: &mut dyn Iterator<Item = Vec<u8>>,
+    recycle: &mut dyn FnMut(Vec<u8>),
+) -> Vec<u8> {
+    let mut head = Vec::new();
+    while head.len() < HEAD {
+        let Some(piece) = pieces.next() else { break };
+        if head.is_empty() {
+            head = piece;
+        } else {
+            head.extend_from_slice(&piece);
+            recycle(piece);
+        }
+    }
+    head
 }
 
 /// What an inflating thread that panicked is taken to have said.

@@ -321,6 +321,7 @@ fn work(
     results: &std::sync::mpsc::Sender<Parsed>,
     progress: Option<&AtomicU64>,
 ) {
+    crate::priority::give_way();
     loop {
         let next = queue.lock().map(|queue| queue.recv());
         let Ok(Ok(segment)) = next else {
