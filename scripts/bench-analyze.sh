@@ -3,9 +3,12 @@
 # traces from ../shared/traces in time (tile-trace keeps every graph replay with its kernels),
 # beside HolisticTraceAnalysis loading the same files in the same run (the reference ratio of
 # issue 11). Prints, per case, the median wall time and peak RSS of RUNS runs of stepscope and
-# of HTA_RUNS runs of HTA, and the ratio of the medians.
+# of HTA_RUNS runs of HTA, and the ratio of the medians. The runs of the two alternate (an HTA
+# run, then RUNS / HTA_RUNS stepscope runs, HTA_RUNS times), so that both are measured in the
+# same phases of a shared host whose speed drifts by tens of percent over minutes; run one
+# after the other, a ratio moved by ±15 % between runs of the script.
 #
-#   scripts/bench-analyze.sh                 # RUNS=5, HTA_RUNS=3, files in bench-data/ (git-ignored)
+#   scripts/bench-analyze.sh                 # RUNS=6, HTA_RUNS=3, files in bench-data/ (git-ignored)
 #   HTA=0 scripts/bench-analyze.sh           # stepscope only
 #   HTA_BACKEND=json scripts/bench-analyze.sh
 #   CASES="piecewise_1g.json ranks8" scripts/bench-analyze.sh   # some of the cases
@@ -21,7 +24,7 @@
 # 134 s / 6.4 GB). HTA reads no zstd: that case has no HTA column.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-RUNS=${RUNS:-5}
+RUNS=${RUNS:-6}
 HTA=${HTA:-1}
 HTA_RUNS=${HTA_RUNS:-3}
 HTA_BACKEND=${HTA_BACKEND:-ijson_batch_and_compress}
@@ -84,12 +87,20 @@ for name in $CASES; do
     bytes=$(case "$file" in *.gz) zcat "$file" | wc -c ;; *.zst) zstdcat "$file" | wc -c ;; *) stat -c %s "$file" ;; esac)
     json_bytes=$((json_bytes + bytes))
   done
-  read -r ours ours_rss < <(timed "$RUNS" "$BIN/stepscope" analyze "$target" --no-progress | medians)
+  ours_runs=$(mktemp) theirs_runs=$(mktemp)
   theirs="-" theirs_rss="-" ratio="-"
   if [ "$HTA" = 1 ] && [ "$name" != piecewise_1g.json.zst ]; then
-    read -r theirs theirs_rss < <(timed "$HTA_RUNS" "$DATA/hta-venv/bin/python" scripts/hta-load.py "$HTA_BACKEND" "${files[@]}" | medians)
-    ratio=$(python3 -c "print(f'{$theirs / $ours:.1f}x')")
+    for _ in $(seq "$HTA_RUNS"); do
+      timed 1 "$DATA/hta-venv/bin/python" scripts/hta-load.py "$HTA_BACKEND" "${files[@]}" >> "$theirs_runs"
+      timed $(((RUNS + HTA_RUNS - 1) / HTA_RUNS)) "$BIN/stepscope" analyze "$target" --no-progress >> "$ours_runs"
+    done
+    read -r theirs theirs_rss < <(medians < "$theirs_runs")
+  else
+    timed "$RUNS" "$BIN/stepscope" analyze "$target" --no-progress >> "$ours_runs"
   fi
+  read -r ours ours_rss < <(medians < "$ours_runs")
+  rm -f "$ours_runs" "$theirs_runs"
+  [ "$theirs" != "-" ] && ratio=$(python3 -c "print(f'{$theirs / $ours:.1f}x')")
   printf '%-22s %8.0f | %8ss %8s | %8ss %8s | %7s\n' "$name" "$(python3 -c "print($json_bytes / 1e6)")" "$ours" "$ours_rss" "$theirs" "$theirs_rss" "$ratio"
   if [ "$name" = piecewise_1g.json.gz ]; then
     # Inflating alone, as stepscope inflates (one core): the floor under the .gz case, so
