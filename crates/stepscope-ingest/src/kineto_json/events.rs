@@ -64,6 +64,20 @@ pub(crate) fn only_counted(category: &str) -> bool {
         )
 }
 
+/// Whether events of `category` are counted as Python functions.
+pub(crate) fn is_python_function(category: &str) -> bool {
+    classify_category(category) == CategoryClass::PythonFunction
+}
+
+/// Adds a complete event of a category that is only counted, with no other field read or
+/// wrong, as [`add_event`] adds it: a Python function (`python`) or an ignored one.
+#[inline(always)]
+pub(crate) fn add_counted(builder: &mut TraceBuilder, python: bool) {
+    let counts = builder.counts_mut();
+    counts.events += 1;
+    counts.python_functions += u64::from(python);
+}
+
 /// Adds one event to the builder, counting whatever it cannot use.
 pub(crate) fn add_event(builder: &mut TraceBuilder, event: &RawEvent<'_>) {
     builder.counts_mut().events += 1;

@@ -6,7 +6,6 @@
 //! thrown away and the range is read again in order. Output never depends on the number of
 //! threads: chunks are joined in file order.
 
-use super::events::add_event;
 use serde::Deserialize;
 use std::sync::atomic::{AtomicU64, Ordering};
 use stepscope_model::TraceBuilder;
@@ -142,7 +141,7 @@ pub(crate) fn parse_chunk(
                 }
                 match reader.event(bytes, pos) {
                     Ok(next) => {
-                        add_event(&mut builder, reader.current());
+                        reader.add_current(&mut builder);
                         pos = next;
                         expect_value = false;
                     }

@@ -11,9 +11,9 @@
 //! read as in memory. Memory: the segments in flight, the pieces waiting, the model.
 
 use super::lex;
+use super::read_object;
 use super::scan::{ParseFailure, skip_whitespace};
 use super::{KinetoJsonOptions, Member, ReadFailure, apply_header, expect_end, next_member};
-use super::{events::add_event, read_object};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -255,7 +255,7 @@ fn parse_segment(
             }
             Some(_) if expect_value => match reader.event(bytes, pos) {
                 Ok(next) => {
-                    add_event(builder, reader.current());
+                    reader.add_current(builder);
                     pos = next;
                     expect_value = false;
                 }

@@ -39,8 +39,9 @@ pub(super) struct Shapes<'a> {
 }
 
 impl<'a> Shapes<'a> {
-    /// Reads the event at `pos` into `event` when a shape matches it; its end if so.
-    /// `bare`: `event` holds nothing but a phase and a category.
+    /// Reads the event at `pos` into `event` when a shape matches it; its end if so, and
+    /// whether it is a Python function (else of a category that is ignored). `bare`:
+    /// `event` holds nothing but a phase and a category.
     #[inline(always)]
     pub(super) fn read(
         &mut self,
@@ -48,18 +49,19 @@ impl<'a> Shapes<'a> {
         pos: usize,
         event: &mut RawEvent<'a>,
         bare: bool,
-    ) -> Option<usize> {
+    ) -> Option<(usize, bool)> {
         let (index, end) = self
             .shapes
             .iter()
             .enumerate()
             .find_map(|(index, shape)| Some((index, shape.matches(bytes, pos)?)))?;
+        let python = self.shapes[index].python;
         self.shapes[index].fill(event, bare);
         self.hits += 1;
         if index > 0 {
             self.shapes.swap(index - 1, index);
         }
-        Some(end)
+        Some((end, python))
     }
 
     /// Counted events read by a shape so far.
@@ -107,6 +109,8 @@ struct Shape<'a> {
     pieces: Vec<Piece<'a>>,
     phase: Text<'a>,
     category: Text<'a>,
+    /// Whether its category is counted as Python functions.
+    python: bool,
 }
 
 /// Literal bytes, or a gap for a value.
@@ -183,10 +187,12 @@ impl<'a> Shape<'a> {
         if !event.unknown_keys.is_empty() || event.malformed_fields != 0 {
             return None;
         }
+        let category = borrowed(&event.category)?;
         Some(Shape {
             pieces: pieces(text)?,
             phase: borrowed(&event.phase)?,
-            category: borrowed(&event.category)?,
+            python: crate::kineto_json::events::is_python_function(&category.0),
+            category,
         })
     }
 
