@@ -182,7 +182,7 @@ fn finds_specials_in_every_lane() {
 
 #[test]
 fn finds_quotes_and_backslashes_at_every_place_from_every_start() {
-    for len in 0..50 {
+    for len in 0..100 {
         for at in 0..=len {
             for special in [b'"', b'\\'] {
                 let mut text = vec![b'a'; len];
@@ -197,11 +197,13 @@ fn finds_quotes_and_backslashes_at_every_place_from_every_start() {
                 }
                 for from in 0..=at {
                     let expected = text[from..].iter().position(|b| *b == b'"' || *b == b'\\');
+                    let expected = from + expected.unwrap_or(len - from);
                     assert_eq!(
                         find_quote_or_backslash(&text, from),
-                        from + expected.unwrap_or(len - from),
+                        expected,
                         "{len} {at} {from}"
                     );
+                    assert_eq!(find_quote_or_backslash_by_words(&text, from), expected);
                 }
             }
         }
