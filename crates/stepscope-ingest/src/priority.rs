@@ -4,7 +4,7 @@
 //! with it. With as many parse threads as cores, the scheduler shares the cores among all of
 //! them alike, and the inflating thread lost 50 to 240 ms of the benchmark's 0.8–1.1 s
 //! `.json.gz` read waiting to run (`/proc/thread-self/schedstat`), while each parse thread
-//! also sat idle for a third of it waiting for text. At nice 10 the parse threads run when
+//! also sat idle for a third to a half of it waiting for text. At nice 10 the parse threads run when
 //! the inflating thread does not need the core: it waited 6 to 23 ms, and the read took
 //! 0.775 s instead of 0.830 s (medians of 8 alternating runs).
 
