@@ -2,6 +2,7 @@
 //! [`schema`], built once from the analysis, so the outputs cannot disagree.
 #![warn(missing_docs)]
 
+pub mod atomic;
 pub mod csv;
 pub mod html;
 pub mod json;
