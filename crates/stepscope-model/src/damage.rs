@@ -12,7 +12,9 @@ pub enum DamageKind {
     /// `ts` or `dur` missing, `null`, not a number, or not finite (`"NaN"`, `"inf"`).
     InvalidTime,
     /// `ts` (or `ts + dur`) orders of magnitude outside the span the rest of the trace
-    /// covers, e.g. `0` among epoch timestamps, or a clock off by a day.
+    /// covers, e.g. `0` among epoch timestamps, or a clock off by a day; or a time no clock
+    /// writes in any trace (past the year 2100 or before its negative, a duration longer than
+    /// 30 days), whatever the trace's size.
     AbsurdTime,
     /// A `ph` that does not describe a complete event (`X`) for a category that must be one.
     UnknownPhase,

@@ -135,6 +135,33 @@ fn a_sparse_tail_after_a_short_burst_is_kept() {
 }
 
 #[test]
+fn times_no_clock_writes_are_refused_in_a_trace_of_a_dozen_events() {
+    // Too few events for a span worth the name: the absurd kernel would bound it itself.
+    let epoch = 1.7e15;
+    let mut kernels: Vec<String> = (0..12u32)
+        .map(|i| kernel(epoch + f64::from(i) * 10.0, i.into()))
+        .collect();
+    kernels.push(kernel(1e29, 100));
+    kernels.push(kernel(-1e29, 101));
+    kernels.push(kernel(epoch, 102).replace(r#""dur":2.5"#, r#""dur":4e12"#));
+    let trace = read_kernels(&kernels);
+    let refused: Vec<(DamageKind, u64)> = trace
+        .damaged
+        .events
+        .iter()
+        .map(|e| (e.kind, e.correlation.0))
+        .collect();
+    let absurd = DamageKind::AbsurdTime;
+    assert_eq!(refused, [(absurd, 100), (absurd, 101), (absurd, 102)]);
+    assert_eq!(trace.gpu.len(), 12);
+    let (start, end) = trace.time_range().unwrap();
+    assert!(
+        end.as_nanos() - start.as_nanos() < 1_000_000,
+        "{start:?}..{end:?}"
+    );
+}
+
+#[test]
 fn exact_duplicate_gpu_events_are_dropped_and_counted() {
     let original = r#"{"ph":"X","cat":"kernel","name":"gemm","pid":0,"tid":7,"ts":1000,"dur":5,"args":{"correlation":42,"stream":7,"device":0}}"#;
     // Each differs from the original in one field, so each is kept.
