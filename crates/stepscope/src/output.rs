@@ -17,6 +17,17 @@ pub fn is_broken_pipe(error: &anyhow::Error) -> bool {
         .any(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
 }
 
+/// Whether the error is an output that could not be written (a report, an export, a
+/// table): exit 2, the same as any other problem the user can fix, never the internal
+/// error's 1, whichever flag's file it was.
+pub fn is_write_failure(error: &anyhow::Error) -> bool {
+    error.chain().any(|cause| {
+        cause
+            .downcast_ref::<stepscope_report::ReportError>()
+            .is_some()
+    })
+}
+
 /// Prints `error: …` and each `Caused by: …` to stderr.
 #[allow(clippy::print_stderr)]
 pub fn print_error(error: &anyhow::Error) {

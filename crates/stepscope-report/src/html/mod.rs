@@ -225,16 +225,14 @@ fn fill(template: &str, values: &[(&str, &str)]) -> String {
     out
 }
 
-/// Writes the page to `path`; returns its size in bytes.
+/// Writes the page to `path` (whole or not at all: [`crate::atomic`]); returns its size in
+/// bytes.
 ///
 /// # Errors
 ///
 /// The file cannot be written.
 pub fn write<T: Serialize>(page: &Page<'_, T>, path: &Path) -> Result<usize, ReportError> {
     let html = render(page);
-    std::fs::write(path, &html).map_err(|source| ReportError::Write {
-        path: path.to_path_buf(),
-        source,
-    })?;
+    crate::atomic::write_bytes(path, html.as_bytes())?;
     Ok(html.len())
 }

@@ -3,13 +3,14 @@
 mod dataset;
 mod honesty;
 
-use super::inputs::expand_inputs;
+use super::inputs::{expand_inputs, with_companions};
+use super::outputs::{Output, OutputKind, refuse_overwrites};
 use super::progress::{ReadProgress, RunProgress};
 use super::read_args::{CategoryTable, ReadArgs};
 use crate::Outcome;
 use crate::cli::ColorChoice;
 use crate::output;
-use anyhow::{Context, bail};
+use anyhow::bail;
 use clap::Args;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -113,18 +114,22 @@ impl AnalyzeSettings {
             color,
             no_progress,
         } = args;
+        let categories_path = reading.categories.clone();
         let (read, categories) = reading.resolve()?;
         let capture_path = capture;
         let capture = match &capture_path {
             Some(path) => load_capture(path, &read)?,
             None => Vec::new(),
         };
-        for (flag, path) in [("--html", &html), ("--perfetto", &perfetto)] {
-            if let Some(path) = path {
-                output::check_output_file(flag, path)?;
-            }
-        }
         let files = expand_inputs(&inputs)?;
+        let outputs = [
+            html.as_deref().map(|p| Output::file("--html", p)),
+            perfetto.as_deref().map(|p| Output::file("--perfetto", p)),
+            csv.as_deref().map(|p| Output::folder("--csv", p)),
+            parquet.as_deref().map(|p| Output::folder("--parquet", p)),
+        ];
+        let others = [&capture_path, &categories_path];
+        check_outputs(&outputs, &files, others.into_iter().flatten())?;
         let parquet = dataset::resolve(parquet, run_id, files.len())?;
         if perfetto.is_some() && files.len() > 1 {
             anyhow::bail!(
@@ -153,6 +158,19 @@ impl AnalyzeSettings {
     }
 }
 
+/// Each output file can be created, and no output writes over a file `analyze` reads.
+fn check_outputs<'a>(
+    outputs: &[Option<Output<'_>>],
+    files: &[PathBuf],
+    others: impl Iterator<Item = &'a PathBuf>,
+) -> anyhow::Result<()> {
+    let outputs: Vec<Output<'_>> = outputs.iter().flatten().copied().collect();
+    for output in outputs.iter().filter(|o| o.kind == OutputKind::File) {
+        output::check_output_file(output.flag, output.path)?;
+    }
+    refuse_overwrites(&outputs, &with_companions(files, others))
+}
+
 fn load_capture(path: &Path, read: &ReadOptions) -> anyhow::Result<Vec<CapturedGraph>> {
     let trace = read_trace_file(path, read)?;
     let graphs = captured_graphs(&trace);
@@ -175,6 +193,8 @@ struct FileResult {
     identity: honesty::TraceIdentity,
     /// Stages whose time lacks, or may lack, unrecorded replays' kernels (`diff` refuses them).
     untrusted: Vec<StageKey>,
+    /// The `--perfetto` export could not be written (the file itself was read and analysed).
+    export_failure: Option<anyhow::Error>,
 }
 
 fn read_with_progress(path: &Path, settings: &AnalyzeSettings) -> anyhow::Result<Trace> {
@@ -195,9 +215,10 @@ fn analyze_file(path: &Path, settings: &AnalyzeSettings) -> anyhow::Result<FileR
         ranges: settings.range.as_ref(),
     };
     let analysis = analyze(&trace, &options);
-    if let Some(out) = &settings.perfetto {
-        export_perfetto(out, &trace, &analysis)?;
-    }
+    let export_failure = settings
+        .perfetto
+        .as_ref()
+        .and_then(|out| export_perfetto(out, &trace, &analysis).err());
     let mut report = FileReport::new(
         &path.display().to_string(),
         &trace,
@@ -208,6 +229,7 @@ fn analyze_file(path: &Path, settings: &AnalyzeSettings) -> anyhow::Result<FileR
         report.replays = Some(ReplayRecord::all(&trace, &analysis));
     }
     Ok(FileResult {
+        export_failure,
         identity: honesty::TraceIdentity::new(path, &trace, &report),
         report,
         totals: analysis.coverage.totals,
@@ -218,11 +240,16 @@ fn analyze_file(path: &Path, settings: &AnalyzeSettings) -> anyhow::Result<FileR
     })
 }
 
-/// Writes the Chrome-trace export; says where on stderr.
+/// Writes the Chrome-trace export (whole or not at all); says where on stderr.
 fn export_perfetto(out: &Path, trace: &Trace, analysis: &TraceAnalysis) -> anyhow::Result<()> {
-    let file = fs_err::File::create(out)?;
-    let summary = stepscope_report::perfetto::write_perfetto(trace, analysis, file)
-        .with_context(|| format!("writing `{}`", out.display()))?;
+    let mut summary = None;
+    stepscope_report::atomic::write_with(out, |file| {
+        summary = Some(stepscope_report::perfetto::write_perfetto(
+            trace, analysis, file,
+        )?);
+        Ok(())
+    })?;
+    let summary = summary.unwrap_or_default();
     output::note(&format!(
         "perfetto: {} events, {} graph replays ({} with no kernel) written to {} (open it in ui.perfetto.dev or chrome://tracing)",
         summary.events,
@@ -239,6 +266,14 @@ pub struct Analyzed {
     results: Vec<FileResult>,
     failed: Vec<FailedFile>,
     warnings: Vec<String>,
+}
+
+/// The first output that could not be written while files were analysed (`--perfetto`).
+pub fn take_export_failure(analyzed: &mut Analyzed) -> Option<anyhow::Error> {
+    analyzed
+        .results
+        .iter_mut()
+        .find_map(|r| r.export_failure.take())
 }
 
 impl Analyzed {
@@ -493,7 +528,7 @@ fn write_html(document: &Document, path: &Path) -> anyhow::Result<()> {
 /// Writes a rendered HTML page to `path` and says where on stderr (`analyze --html`,
 /// `diff --html`).
 pub(super) fn write_page(html: &str, path: &Path) -> anyhow::Result<()> {
-    fs_err::write(path, html)?;
+    stepscope_report::atomic::write_bytes(path, html.as_bytes())?;
     output::note(&format!(
         "html: wrote {} ({} KB); open it in a browser (it needs no network)",
         path.display(),
@@ -534,7 +569,9 @@ pub fn run(args: AnalyzeArgs) -> anyhow::Result<Outcome> {
             return Ok(Outcome::InputError);
         }
     };
-    let document = analyze_paths(&settings);
+    let mut analyzed = analyze_files(&settings);
+    let export_failure = take_export_failure(&mut analyzed);
+    let document = analyzed.into_document(settings.top.max(50));
     if document.files.is_empty() {
         // Nothing to print; a dataset still records the run and why each file failed.
         if let Some(parquet) = &settings.parquet {
@@ -543,7 +580,10 @@ pub fn run(args: AnalyzeArgs) -> anyhow::Result<Outcome> {
         return Ok(Outcome::InputError);
     }
     emit(&document, &settings)?;
-    Ok(outcome(&document, &settings))
+    match export_failure {
+        Some(error) => Err(error),
+        None => Ok(outcome(&document, &settings)),
+    }
 }
 
 /// Arguments of `analyze`.

@@ -3,7 +3,8 @@
 //! replays is refused unless `--force`.
 
 use super::analyze::{AnalyzeSettings, Analyzed, analyze_files, write_page};
-use super::inputs::expand_inputs;
+use super::inputs::{expand_inputs, with_companions};
+use super::outputs::{Output, refuse_overwrites};
 use super::read_args::{CategoryTable, ReadArgs};
 use crate::Outcome;
 use crate::cli::ColorChoice;
@@ -88,15 +89,27 @@ impl DiffSettings {
             color,
             no_progress,
         } = args;
+        let categories_path = reading.categories.clone();
         let (read, categories) = reading.resolve()?;
         if let Some(path) = &html {
             output::check_output_file("--html", path)?;
         }
+        let base = side_settings(&base)
+            .with_context(|| format!("Failed to read the BASE side `{}`", base.display()))?;
+        let new = side_settings(&new)
+            .with_context(|| format!("Failed to read the NEW side `{}`", new.display()))?;
+        if let Some(path) = &html {
+            let files: Vec<PathBuf> = [&base.files, &new.files]
+                .into_iter()
+                .flatten()
+                .cloned()
+                .collect();
+            let inputs = with_companions(&files, categories_path.iter());
+            refuse_overwrites(&[Output::file("--html", path)], &inputs)?;
+        }
         Ok(DiffSettings {
-            base: side_settings(&base)
-                .with_context(|| format!("Failed to read the BASE side `{}`", base.display()))?,
-            new: side_settings(&new)
-                .with_context(|| format!("Failed to read the NEW side `{}`", new.display()))?,
+            base,
+            new,
             read,
             categories,
             json,

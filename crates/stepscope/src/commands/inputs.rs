@@ -36,6 +36,21 @@ pub fn expand_inputs(inputs: &[PathBuf]) -> anyhow::Result<Vec<PathBuf>> {
     Ok(files)
 }
 
+/// `files`, the tables read with each of them (a rocprofv3 CSV run's other tables), and
+/// `others` (a capture trace, a category table): every file a command reads, so that no
+/// output is written over one.
+pub fn with_companions<'a>(
+    files: &[PathBuf],
+    others: impl Iterator<Item = &'a PathBuf>,
+) -> Vec<PathBuf> {
+    let mut all: Vec<PathBuf> = files.to_vec();
+    for file in files {
+        all.extend(stepscope_ingest::rocprof_csv::companion_paths(file));
+    }
+    all.extend(others.cloned());
+    all
+}
+
 /// Whether a file name ends like a trace file.
 pub fn is_trace_file_name(path: &Path) -> bool {
     path.file_name()

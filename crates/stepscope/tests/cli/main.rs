@@ -17,6 +17,7 @@ mod html;
 mod json;
 mod multi_file;
 mod nsys_sqlite;
+mod outputs;
 mod parquet;
 mod perfetto;
 mod profile;
