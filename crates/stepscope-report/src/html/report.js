@@ -589,6 +589,10 @@
   function comparisonView(comparison) {
     const d = comparison.document;
     const parts = [el("h2", {}, "Comparison: BASE → NEW"), el("div", { class: "nums" }, sideCard("base", d.base), sideCard("new", d.new))];
+    for (const u of d.unusable_sides || []) {
+      parts.push(el("div", { class: "refused", data: { unusable: u.side } },
+        el("b", {}, `${u.side.toUpperCase()} cannot be compared${d.forced ? " (compared anyway: --force)" : ""}`), "\n", u.reason, "\nfix: " + u.fix));
+    }
     for (const r of d.refused) {
       parts.push(el("div", { class: "refused", data: { refused: r.stage } },
         el("b", {}, `${r.stage.toUpperCase()} not compared`), "\n", r.sides.map((s) => s.explanation).join("\n"), "\nfix: " + r.fix));

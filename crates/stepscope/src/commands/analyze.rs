@@ -314,6 +314,11 @@ impl Analyzed {
         self.results.iter().any(|r| r.report.import.partial)
     }
 
+    /// What identifies each file's trace (its content, not its path).
+    pub fn identities(&self) -> Vec<&honesty::TraceIdentity> {
+        self.results.iter().map(|r| &r.identity).collect()
+    }
+
     /// Files that could not be read.
     pub fn failed(&self) -> &[FailedFile] {
         &self.failed

@@ -12,12 +12,12 @@ use crate::output;
 use anyhow::{Context, bail};
 use clap::Args;
 use std::path::{Path, PathBuf};
-use stepscope_analysis::diff::{SideInput, diff_breakdowns};
+use stepscope_analysis::diff::{Side, SideInput, diff_breakdowns};
 use stepscope_analysis::passes::stage_breakdown::{StageBreakdown, StageKey};
 use stepscope_analysis::passes::steps::Stage;
 use stepscope_ingest::ReadOptions;
 use stepscope_report::html::{Comparison, Page, Section};
-use stepscope_report::schema::diff::{DiffDocument, DiffSide, SideFacts, SideSource};
+use stepscope_report::schema::diff::{DiffDocument, DiffSide, SideFacts, SideSource, UnusableSide};
 use stepscope_report::schema::{Document, UNREADABLE};
 use stepscope_report::terminal::TerminalOptions;
 
@@ -270,9 +270,59 @@ pub struct Compared {
     pub new: Document,
 }
 
+/// How to get a comparison of a side that cannot be compared.
+const UNUSABLE_FIX: &str = "compare sides whose every file reads whole and holds GPU work (`stepscope analyze SIDE` shows what is wrong with it); or pass --force to compare anyway";
+
+/// Why a side cannot be compared at all: a file that could not be read (its rank's work is
+/// missing), a read cut short (`--allow-truncated`), or no GPU event (every stage would
+/// read −100 %).
+fn unusable(side: &Analysed, label: Side) -> Option<UnusableSide> {
+    let failed = side.analyzed.failed();
+    let files = failed.len() + side.analyzed.paths().len();
+    let reason = if !failed.is_empty() {
+        let names: Vec<String> = failed.iter().map(|f| format!("`{}`", f.path)).collect();
+        format!(
+            "{} of its {files} input files could not be read ({}): its time lacks their work",
+            failed.len(),
+            names.join(", ")
+        )
+    } else if side.analyzed.partial() {
+        "it was read only up to a break (--allow-truncated): its time covers only the events before it".to_owned()
+    } else if side.breakdown.total_gpu_time.as_nanos() == 0 {
+        format!(
+            "it holds no GPU event (verdict {}): every stage would read as −100 % or as new",
+            side.verdict
+        )
+    } else {
+        return None;
+    };
+    Some(UnusableSide {
+        side: label.as_str(),
+        reason,
+        fix: UNUSABLE_FIX.to_owned(),
+    })
+}
+
+/// A note when both sides hold the same traces (the same files, or copies of them): every
+/// delta is zero by construction.
+fn same_traces_note(base: &Analysed, new: &Analysed) -> Option<String> {
+    let (a, b) = (base.analyzed.identities(), new.analyzed.identities());
+    let same = !a.is_empty()
+        && a.len() == b.len()
+        && a.iter().all(|x| b.iter().any(|y| x.same_content(y)));
+    same.then(|| {
+        "BASE and NEW hold the same trace files (the same events and time ranges): every delta is zero by construction; was another run meant?".to_owned()
+    })
+}
+
 /// Compares two analysed sides as `stepscope diff` does (`top` kernels kept per stage, at
 /// least 50).
 pub fn compare(base: Analysed, new: Analysed, force: bool, top: usize) -> Compared {
+    let unusable_sides: Vec<UnusableSide> = [(&base, Side::Base), (&new, Side::New)]
+        .into_iter()
+        .filter_map(|(side, label)| unusable(side, label))
+        .collect();
+    let same_note = same_traces_note(&base, &new);
     let diff = diff_breakdowns(
         SideInput {
             breakdown: &base.breakdown,
@@ -284,7 +334,9 @@ pub fn compare(base: Analysed, new: Analysed, force: bool, top: usize) -> Compar
         },
         force,
     );
-    let document = DiffDocument::new(wire_side(&base), wire_side(&new), &diff, top.max(50));
+    let mut document = DiffDocument::new(wire_side(&base), wire_side(&new), &diff, top.max(50))
+        .with_unusable_sides(unusable_sides, force);
+    document.notes.extend(same_note);
     Compared {
         diff: document,
         base: base.analyzed.into_document(top.max(50)),
@@ -359,11 +411,11 @@ fn emit(document: &DiffDocument, settings: &DiffSettings) -> anyhow::Result<()> 
     Ok(())
 }
 
-/// 2 when an input file could not be read, 3 when a stage was refused, else 0.
+/// 3 when a side or a stage was refused (a side with an unreadable file, a partial read or
+/// no GPU event; a stage lacking unrecorded replays), else 0.
 fn outcome(document: &DiffDocument) -> Outcome {
-    if !document.base.failed_files.is_empty() || !document.new.failed_files.is_empty() {
-        Outcome::InputError
-    } else if !document.refused.is_empty() {
+    let side_refused = !document.unusable_sides.is_empty() && !document.forced;
+    if side_refused || !document.refused.is_empty() {
         Outcome::VerdictFailed
     } else {
         Outcome::Success

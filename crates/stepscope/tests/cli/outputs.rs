@@ -232,3 +232,55 @@ fn an_existing_report_is_replaced_whole_and_a_device_is_streamed_to() {
     )
     .expect_code(0);
 }
+
+#[test]
+fn csv_cells_that_read_as_formulas_are_written_as_text() {
+    let dir = tempdir();
+    let mut doc: serde_json::Value =
+        serde_json::from_slice(&crate::common::gunzip(TRITON)).unwrap();
+    let events = doc["traceEvents"].as_array_mut().unwrap();
+    let names = [
+        "=cmd|' /C calc'!A0",
+        "@SUM(1+1)*cmd|' /C calc'!A0",
+        "-2+3+cmd|' /C calc'!A0",
+    ];
+    let kernels = events
+        .iter_mut()
+        .filter(|e| e["cat"] == "kernel")
+        .take(names.len());
+    for (event, name) in kernels.zip(names) {
+        event["name"] = name.into();
+    }
+    std::fs::write(dir.path().join("t.json"), doc.to_string()).unwrap();
+    stepscope_in(
+        dir.path(),
+        [
+            "analyze",
+            "t.json",
+            "--csv",
+            "out",
+            "--no-progress",
+            "--top",
+            "50",
+        ],
+        &[],
+    )
+    .expect_code(0);
+    let mut reader = csv::Reader::from_path(dir.path().join("out/kernels.csv")).unwrap();
+    let header = reader.headers().unwrap().clone();
+    let kernel = header.iter().position(|h| h == "kernel").unwrap();
+    let cells: Vec<String> = reader
+        .records()
+        .map(|r| r.unwrap()[kernel].to_owned())
+        .collect();
+    for name in names {
+        assert!(
+            cells.contains(&format!("'{name}")),
+            "{name} is written as text: {cells:?}"
+        );
+    }
+    assert!(
+        cells.iter().all(|c| !c.starts_with(['=', '+', '-', '@'])),
+        "{cells:?}"
+    );
+}

@@ -42,6 +42,13 @@ impl TraceIdentity {
     }
 }
 
+impl TraceIdentity {
+    /// Whether `other` holds the same trace (same events and time range), whatever its path.
+    pub fn same_content(&self, other: &TraceIdentity) -> bool {
+        self.content == other.content
+    }
+}
+
 /// The inputs with paths that name the same file (after resolving links) given once, and a
 /// warning for each repeat.
 pub fn distinct_paths(files: &[PathBuf]) -> (Vec<PathBuf>, Vec<String>) {
