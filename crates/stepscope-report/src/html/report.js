@@ -69,7 +69,7 @@
   }
   function verdictClass(v) {
     if (v === "complete") return "good";
-    if (["incomplete", "damaged", "mistimed", "no-events", "unreadable"].includes(v)) return "bad";
+    if (["incomplete", "damaged", "mistimed", "no-events", "unreadable", "partial"].includes(v)) return "bad";
     return "warn";
   }
   function completenessText(n) {

@@ -23,7 +23,7 @@ pub fn verdict_word(verdict: &str, options: &TerminalOptions) -> String {
     }
     match verdict {
         "complete" => word.green().bold().to_string(),
-        "incomplete" | "damaged" | "mistimed" | "no-events" | "unreadable" => {
+        "incomplete" | "damaged" | "mistimed" | "no-events" | "unreadable" | "partial" => {
             word.red().bold().to_string()
         }
         _ => word.yellow().bold().to_string(),

@@ -29,7 +29,7 @@ use stepscope_model::Trace;
 use stepscope_report::html::Page;
 use stepscope_report::schema::{
     Breakdown, Combined, CoverageNumbers, Document, FailedFile, FileReport, Ranges, ReplayRecord,
-    Tool, UNREADABLE,
+    Tool, overall_verdict,
 };
 use stepscope_report::terminal::TerminalOptions;
 
@@ -454,10 +454,15 @@ fn document(
     warnings: Vec<String>,
     top: usize,
 ) -> Document {
-    let verdict = combine_verdicts(results.iter().map(|r| r.verdict));
-    let combined = (results.len() > 1).then(|| Combined {
-        files: results.len(),
-        verdict: verdict.as_str(),
+    let verdicts: Vec<Verdict> = results.iter().map(|r| r.verdict).collect();
+    let partial_files = results.iter().filter(|r| r.report.import.partial).count();
+    let verdict = overall_verdict(&verdicts, failed.len(), partial_files);
+    let combined = (results.len() + failed.len() > 1 && !results.is_empty()).then(|| Combined {
+        files: results.len() + failed.len(),
+        failed_files: failed.len(),
+        files_without_events: verdicts.iter().filter(|v| **v == Verdict::NoEvents).count(),
+        partial_files,
+        verdict,
         replay_coverage: CoverageNumbers::new(&combine_totals(results.iter().map(|r| &r.totals))),
         breakdown: combine_breakdowns(results.iter().map(|r| &r.breakdown))
             .map(|b| Breakdown::new(&b, top)),
@@ -468,11 +473,7 @@ fn document(
     Document {
         schema_version: stepscope_report::schema::SCHEMA_VERSION,
         tool: Tool::current(),
-        verdict: if failed.is_empty() {
-            verdict.as_str()
-        } else {
-            UNREADABLE
-        },
+        verdict,
         partial: files.iter().any(|f| f.import.partial),
         failed_files: failed,
         warnings,

@@ -259,3 +259,63 @@ fn the_real_inference_folder_is_all_complete() {
         1 + 1 + 2 + 1
     );
 }
+
+/// A rank that recorded nothing, a file that could not be read and a file read only up to
+/// a break each keep the combined verdict from `complete`, in the JSON and the terminal,
+/// with no gate flag.
+#[test]
+fn every_input_counts_in_the_combined_verdict() {
+    let dir = tempdir();
+    let good = copy_trace(VLLM_PIECEWISE, dir.path(), "rank0.json.gz");
+    let empty = dir.path().join("rank1.json");
+    std::fs::write(&empty, r#"{"traceEvents": []}"#).unwrap();
+    let broken = dir.path().join("rank2.json");
+    std::fs::write(&broken, "{\"traceEvents\": [{\"ph\": ").unwrap();
+    let bytes = gunzip(VLLM_FULL);
+    let cut = dir.path().join("rank3.json");
+    std::fs::write(&cut, &bytes[..bytes.len() / 2]).unwrap();
+
+    let cases: [(&[&PathBuf], &[&str], &str, &str); 3] = [
+        (
+            &[&good, &empty],
+            &[],
+            "no-events",
+            "1 of 2 files hold no events",
+        ),
+        (
+            &[&good, &broken],
+            &[],
+            "unreadable",
+            "1 of 2 input files could not be read",
+        ),
+        (
+            &[&good, &cut],
+            &["--allow-truncated"],
+            "partial",
+            "1 of 2 files read only up to a break",
+        ),
+    ];
+    for (files, flags, verdict, words) in cases {
+        let mut args: Vec<&std::ffi::OsStr> = vec!["analyze".as_ref(), "--no-progress".as_ref()];
+        args.extend(files.iter().map(|p| arg(p)));
+        args.extend(flags.iter().map(std::ffi::OsStr::new));
+        let text = stepscope(args.clone());
+        assert!(
+            text.stdout
+                .contains(&format!("{} ({words})", verdict.to_uppercase()))
+                || text.stdout.contains(&format!("({words})")),
+            "{verdict}: {}",
+            text.stdout
+        );
+        assert!(
+            !text.stdout.contains("replay coverage: COMPLETE ("),
+            "{}",
+            text.stdout
+        );
+        args.push("--json".as_ref());
+        let doc = stepscope(args).json();
+        assert_eq!(str_at(&doc, "/verdict"), verdict, "top level");
+        assert_eq!(str_at(&doc, "/combined/verdict"), verdict, "combined");
+        assert_eq!(doc["combined"]["files"].as_u64(), Some(2));
+    }
+}
