@@ -184,6 +184,9 @@ pub struct FileReport {
     pub runtime: Option<Runtime>,
     /// `hip`, `cuda` (by runtime version or device names) or `unknown`.
     pub platform: &'static str,
+    /// Capture traces whose graphs gave this file's replays their expected sizes:
+    /// `--capture`, and those found in a `capture_traces/` folder beside it.
+    pub capture_traces: Vec<String>,
     /// What was read.
     pub events: EventNumbers,
     /// What the reader skipped or did not know.
@@ -594,6 +597,7 @@ impl FileReport {
                 .collect(),
             runtime: runtime(&analysis.advice),
             platform: platform(&analysis.advice),
+            capture_traces: Vec::new(),
             events: EventNumbers {
                 total: trace.counts.events,
                 kernels: count(GpuEventKind::Kernel),

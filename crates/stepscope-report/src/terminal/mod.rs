@@ -217,6 +217,9 @@ fn render_trace_line(out: &mut String, file: &FileReport) {
         devices,
         file.advice.runtime
     );
+    for capture in &file.capture_traces {
+        let _ = writeln!(out, "capture trace: {}", crate::schema::text(capture));
+    }
 }
 
 fn render_steps(out: &mut String, file: &FileReport) {

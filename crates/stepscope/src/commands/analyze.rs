@@ -1,16 +1,16 @@
 //! `stepscope analyze`: read traces, run every pass, render.
 
+pub(crate) mod captures;
 mod dataset;
 mod honesty;
 
-use super::inputs::{expand_inputs, with_companions};
+use super::inputs::{find_inputs, with_companions};
 use super::outputs::{Output, OutputKind, refuse_overwrites};
 use super::progress::{ReadProgress, RunProgress};
 use super::read_args::{CategoryTable, ReadArgs};
 use crate::Outcome;
 use crate::cli::ColorChoice;
 use crate::output;
-use anyhow::bail;
 use clap::Args;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -19,7 +19,6 @@ use stepscope_analysis::combine::{
     combine_breakdowns, combine_ranges, combine_totals, combine_verdicts,
 };
 use stepscope_analysis::diff::untrusted_stages;
-use stepscope_analysis::passes::capture_graphs::{CapturedGraph, captured_graphs};
 use stepscope_analysis::passes::ranges::{RangeBreakdown, RangePattern};
 use stepscope_analysis::passes::replay_coverage::{CoverageTotals, Verdict};
 use stepscope_analysis::passes::stage_breakdown::{StageBreakdown, StageKey};
@@ -52,10 +51,11 @@ pub struct AnalyzeSettings {
     pub fail_on_incomplete: bool,
     /// Also fail on unverified sizes.
     pub strict: bool,
-    /// The `--capture` file, for messages.
-    pub capture_path: Option<PathBuf>,
-    /// Captured graphs from `--capture`.
-    pub capture: Vec<CapturedGraph>,
+    /// Capture traces: `--capture` (for every file) and those found in `capture_traces/`
+    /// folders (for the files of their run and rank).
+    pub captures: Vec<captures::CaptureTrace>,
+    /// What finding the inputs passed over or could not use (said as warnings).
+    pub input_notes: Vec<String>,
     /// Category table.
     pub categories: CategoryTable,
     /// Annotation names to break down (`--range`).
@@ -84,8 +84,8 @@ impl AnalyzeSettings {
             parquet: None,
             fail_on_incomplete: false,
             strict: false,
-            capture_path: None,
-            capture: Vec::new(),
+            captures: Vec::new(),
+            input_notes: Vec::new(),
             categories: CategoryTable::Builtin,
             range: None,
             read: ReadOptions::default(),
@@ -117,11 +117,8 @@ impl AnalyzeSettings {
         let categories_path = reading.categories.clone();
         let (read, categories) = reading.resolve()?;
         let capture_path = capture;
-        let capture = match &capture_path {
-            Some(path) => load_capture(path, &read)?,
-            None => Vec::new(),
-        };
-        let files = expand_inputs(&inputs)?;
+        let (files, captures, input_notes) = inputs_and_captures(&inputs, &capture_path, &read)?;
+        let found_captures: Vec<PathBuf> = captures.iter().map(|c| c.path.clone()).collect();
         let outputs = [
             html.as_deref().map(|p| Output::file("--html", p)),
             perfetto.as_deref().map(|p| Output::file("--perfetto", p)),
@@ -129,7 +126,8 @@ impl AnalyzeSettings {
             parquet.as_deref().map(|p| Output::folder("--parquet", p)),
         ];
         let others = [&capture_path, &categories_path];
-        check_outputs(&outputs, &files, others.into_iter().flatten())?;
+        let others = others.into_iter().flatten().chain(&found_captures);
+        check_outputs(&outputs, &files, others)?;
         let parquet = dataset::resolve(parquet, run_id, files.len())?;
         if perfetto.is_some() && files.len() > 1 {
             anyhow::bail!(
@@ -146,8 +144,8 @@ impl AnalyzeSettings {
             parquet,
             fail_on_incomplete: fail_on_incomplete || strict,
             strict,
-            capture_path,
-            capture,
+            captures,
+            input_notes,
             categories,
             range,
             read,
@@ -156,6 +154,23 @@ impl AnalyzeSettings {
             progress: !no_progress,
         })
     }
+}
+
+/// The trace files to read, the capture traces (found beside them, and `--capture`) and what
+/// finding them passed over or could not use.
+fn inputs_and_captures(
+    inputs: &[PathBuf],
+    capture: &Option<PathBuf>,
+    read: &ReadOptions,
+) -> anyhow::Result<(Vec<PathBuf>, Vec<captures::CaptureTrace>, Vec<String>)> {
+    let found = find_inputs(inputs)?;
+    let mut notes = found.notes;
+    let (mut captures, warnings) = captures::load_found(found.captures, read);
+    notes.extend(warnings);
+    if let Some(path) = capture {
+        captures.push(captures::load_given(path, read)?);
+    }
+    Ok((found.files, captures, notes))
 }
 
 /// Each output file can be created, and no output writes over a file `analyze` reads.
@@ -169,18 +184,6 @@ fn check_outputs<'a>(
         output::check_output_file(output.flag, output.path)?;
     }
     refuse_overwrites(&outputs, &with_companions(files, others))
-}
-
-fn load_capture(path: &Path, read: &ReadOptions) -> anyhow::Result<Vec<CapturedGraph>> {
-    let trace = read_trace_file(path, read)?;
-    let graphs = captured_graphs(&trace);
-    if graphs.is_empty() {
-        bail!(
-            "`{}` holds no stream capture (no hipStreamBeginCapture/cudaStreamBeginCapture … EndCapture pair)\nhint: pass the trace recorded while the server captured its graphs",
-            path.display()
-        );
-    }
-    Ok(graphs)
 }
 
 /// What is kept of one analysed file once its trace is dropped.
@@ -209,9 +212,10 @@ fn read_with_progress(path: &Path, settings: &AnalyzeSettings) -> anyhow::Result
 
 fn analyze_file(path: &Path, settings: &AnalyzeSettings) -> anyhow::Result<FileResult> {
     let trace = read_with_progress(path, settings)?;
+    let (capture_graphs, capture_paths) = captures::graphs_for(&settings.captures, path);
     let options = AnalysisOptions {
         categories: &settings.categories.table(),
-        capture: &settings.capture,
+        capture: &capture_graphs,
         ranges: settings.range.as_ref(),
     };
     let analysis = analyze(&trace, &options);
@@ -225,6 +229,7 @@ fn analyze_file(path: &Path, settings: &AnalyzeSettings) -> anyhow::Result<FileR
         &analysis,
         settings.top.max(50),
     );
+    report.capture_traces = capture_paths;
     if settings.parquet.is_some() {
         report.replays = Some(ReplayRecord::all(&trace, &analysis));
     }
@@ -343,6 +348,7 @@ pub fn analyze_paths(settings: &AnalyzeSettings) -> Document {
 /// Reads and analyses every file (each once), keeping what each rendering needs.
 pub fn analyze_files(settings: &AnalyzeSettings) -> Analyzed {
     let (files, mut warnings) = honesty::distinct_paths(&settings.files);
+    warnings.extend(settings.input_notes.iter().cloned());
     let mut results: Vec<FileResult> = Vec::new();
     let mut failed = Vec::new();
     for (path, outcome) in files.iter().zip(analyze_each(&files, settings)) {
@@ -365,9 +371,7 @@ pub fn analyze_files(settings: &AnalyzeSettings) -> Analyzed {
     }
     let identities: Vec<&honesty::TraceIdentity> = results.iter().map(|r| &r.identity).collect();
     warnings.extend(honesty::disagreements(&identities));
-    if let Some(warning) = capture_warning(settings, &results) {
-        warnings.push(warning);
-    }
+    warnings.extend(capture_warnings(settings, &results));
     Analyzed {
         results,
         failed,
@@ -429,23 +433,17 @@ fn analyze_each(files: &[PathBuf], settings: &AnalyzeSettings) -> Vec<anyhow::Re
         .collect()
 }
 
-/// A `--capture` trace that sized no graph of any file.
-fn capture_warning(settings: &AnalyzeSettings, results: &[FileResult]) -> Option<String> {
-    let path = settings.capture_path.as_ref()?;
-    let matched: u32 = results
+/// Each capture trace that sized no graph of the files it was given to.
+fn capture_warnings(settings: &AnalyzeSettings, results: &[FileResult]) -> Vec<String> {
+    let files: Vec<(&Path, u32, u64)> = results
         .iter()
-        .map(|r| r.report.replay_coverage.capture_matches)
-        .sum();
-    let replays: u64 = results
-        .iter()
-        .map(|r| r.report.replay_coverage.numbers.get("replays"))
-        .sum();
-    (matched == 0 && replays > 0).then(|| {
-        format!(
-            "the capture trace `{}` matches none of the traces' graphs (by kernel names, or by node count where it names none): its sizes were not used",
-            path.display()
-        )
-    })
+        .map(|r| {
+            let coverage = &r.report.replay_coverage;
+            let replays = coverage.numbers.get("replays");
+            (Path::new(&r.report.path), coverage.capture_matches, replays)
+        })
+        .collect();
+    captures::unmatched(&settings.captures, &files)
 }
 
 fn document(

@@ -2,8 +2,9 @@
 //! compared per stage, kernel category and kernel; a stage holding a side's unrecorded
 //! replays is refused unless `--force`.
 
+use super::analyze::captures;
 use super::analyze::{AnalyzeSettings, Analyzed, analyze_files, write_page};
-use super::inputs::{expand_inputs, with_companions};
+use super::inputs::{FoundCapture, find_inputs, with_companions};
 use super::outputs::{Output, refuse_overwrites};
 use super::read_args::{CategoryTable, ReadArgs};
 use crate::Outcome;
@@ -59,6 +60,10 @@ pub struct DiffArgs {
 struct SideSettings {
     source: SideSource,
     files: Vec<PathBuf>,
+    /// Capture traces found in the side's folder (`capture_traces/`), never read as ranks.
+    captures: Vec<FoundCapture>,
+    /// What the folder search passed over.
+    notes: Vec<String>,
 }
 
 /// Everything `diff` needs, resolved from the arguments.
@@ -99,10 +104,12 @@ impl DiffSettings {
         let new = side_settings(&new)
             .with_context(|| format!("Failed to read the NEW side `{}`", new.display()))?;
         if let Some(path) = &html {
+            let captures = [&base.captures, &new.captures].into_iter().flatten();
             let files: Vec<PathBuf> = [&base.files, &new.files]
                 .into_iter()
                 .flatten()
                 .cloned()
+                .chain(captures.map(|c| c.path.clone()))
                 .collect();
             let inputs = with_companions(&files, categories_path.iter());
             refuse_overwrites(&[Output::file("--html", path)], &inputs)?;
@@ -123,7 +130,11 @@ impl DiffSettings {
 
     /// The settings `analyze` would resolve for this side's files (no output of its own).
     fn analyze_settings(&self, side: &SideSettings) -> AnalyzeSettings {
+        let (captures, mut input_notes) = captures::load_found(side.captures.clone(), &self.read);
+        input_notes.splice(0..0, side.notes.iter().cloned());
         AnalyzeSettings {
+            captures,
+            input_notes,
             categories: self.categories.clone(),
             read: self.read.clone(),
             top: self.top,
@@ -146,16 +157,21 @@ fn side_settings(path: &Path) -> anyhow::Result<SideSettings> {
                 windows,
             },
             files,
+            captures: Vec::new(),
+            notes: Vec::new(),
         });
     }
     let kind = if path.is_dir() { "folder" } else { "file" };
+    let found = find_inputs(&[path.to_owned()])?;
     Ok(SideSettings {
         source: SideSource {
             path: shown,
             kind,
             windows: Vec::new(),
         },
-        files: expand_inputs(&[path.to_owned()])?,
+        files: found.files,
+        captures: found.captures,
+        notes: found.notes,
     })
 }
 

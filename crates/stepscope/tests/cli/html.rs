@@ -162,7 +162,7 @@ fn a_complete_trace_paints_no_empty_replay() {
     assert!(page.inked() > 0.05, "screenshot inked {}", page.inked());
 }
 
-/// A folder of nine real traces read as ranks: one bar and one choice per file, the
+/// A folder of six real traces read as ranks (its capture traces are captures): one bar and one choice per file, the
 /// combined verdict line as the terminal's `all files` section states it.
 #[test]
 fn a_folder_gets_the_rank_by_rank_view() {
@@ -174,12 +174,12 @@ fn a_folder_gets_the_rank_by_rank_view() {
     let page = render(&analysed.page);
     page.assert_clean();
     let files = analysed.json["files"].as_array().expect("files").len();
-    assert_eq!(files, 9);
+    assert_eq!(files, 6);
     assert_eq!(page.count("svg.rank-chart rect"), files);
     assert_eq!(page.count("select option"), files);
     let combined = analysed
         .terminal
-        .split_once("══ all 9 files ══\n")
+        .split_once("══ all 6 files ══\n")
         .expect("the all-files section")
         .1
         .lines()
