@@ -19,6 +19,7 @@ use stepscope_analysis::combine::{
     combine_breakdowns, combine_ranges, combine_totals, combine_verdicts,
 };
 use stepscope_analysis::diff::untrusted_stages;
+use stepscope_analysis::passes::capture_graphs::{CapturedGraph, captured_graphs};
 use stepscope_analysis::passes::ranges::{RangeBreakdown, RangePattern};
 use stepscope_analysis::passes::replay_coverage::{CoverageTotals, Verdict};
 use stepscope_analysis::passes::stage_breakdown::{StageBreakdown, StageKey};
@@ -198,6 +199,8 @@ struct FileResult {
     untrusted: Vec<StageKey>,
     /// The `--perfetto` export could not be written (the file itself was read and analysed).
     export_failure: Option<anyhow::Error>,
+    /// The graphs the file captured, when it replays none (it may be a capture trace).
+    captured: Vec<CapturedGraph>,
 }
 
 fn read_with_progress(path: &Path, settings: &AnalyzeSettings) -> anyhow::Result<Trace> {
@@ -230,10 +233,16 @@ fn analyze_file(path: &Path, settings: &AnalyzeSettings) -> anyhow::Result<FileR
         settings.top.max(50),
     );
     report.capture_traces = capture_paths;
+    let captured = if analysis.coverage.totals.replays == 0 {
+        captured_graphs(&trace)
+    } else {
+        Vec::new()
+    };
     if settings.parquet.is_some() {
         report.replays = Some(ReplayRecord::all(&trace, &analysis));
     }
     Ok(FileResult {
+        captured,
         export_failure,
         identity: honesty::TraceIdentity::new(path, &trace, &report),
         report,
@@ -369,6 +378,7 @@ pub fn analyze_files(settings: &AnalyzeSettings) -> Analyzed {
             }
         }
     }
+    captures::adopt_capture_files(&mut results, settings, &mut warnings);
     let identities: Vec<&honesty::TraceIdentity> = results.iter().map(|r| &r.identity).collect();
     warnings.extend(honesty::disagreements(&identities));
     warnings.extend(capture_warnings(settings, &results));

@@ -395,3 +395,32 @@ fn every_input_counts_in_the_combined_verdict() {
         assert_eq!(doc["combined"]["files"].as_u64(), Some(2));
     }
 }
+
+/// A capture trace saved beside the profile (not in a `capture_traces/` folder) is known by
+/// what it holds — graph captures and no replay, beside a file that replays graphs — and is
+/// used as that file's capture, not counted as a second rank 0.
+#[test]
+fn a_capture_file_beside_the_profile_is_known_by_its_content() {
+    let dir = tempdir();
+    copy_trace(SGLANG_DECODE, dir.path(), "decode.json.gz");
+    copy_trace(SGLANG_CAPTURE, dir.path(), "graphs.json.gz");
+    let run = stepscope([
+        "analyze".as_ref(),
+        arg(dir.path()),
+        "--json".as_ref(),
+        "--strict".as_ref(),
+    ]);
+    run.expect_code(0);
+    let doc = run.json();
+    let files = doc["files"].as_array().expect("files");
+    assert_eq!(files.len(), 1, "the capture is not a rank");
+    assert_eq!(str_at(&files[0], "/replay_coverage/verdict"), "complete");
+    let warnings = doc["warnings"].to_string();
+    assert!(
+        warnings.contains(
+            "graphs.json.gz` records graph captures and replays none: read as the capture of"
+        ),
+        "{warnings}"
+    );
+    assert!(!warnings.contains("claim rank"), "{warnings}");
+}

@@ -3,6 +3,7 @@
 //! every file), others from the `capture_traces/` folders vLLM, SGLang and ATOM write beside
 //! a run's profiles (each for the files of its run and rank, never read as a rank itself).
 
+use super::{AnalyzeSettings, FileResult, analyze_file};
 use crate::commands::inputs::FoundCapture;
 use anyhow::bail;
 use std::path::{Path, PathBuf};
@@ -112,4 +113,55 @@ pub fn unmatched(captures: &[CaptureTrace], files: &[(&Path, u32, u64)]) -> Vec<
             })
         })
         .collect()
+}
+
+/// Files among several that record graph captures and no replay while others replay graphs
+/// are those files' capture traces (saved beside the profiles rather than in a
+/// `capture_traces/` folder): they are taken out of the ranks, and each file they belong to
+/// (the same rank, or any when either names none) is analysed again with them.
+pub(super) fn adopt_capture_files(
+    results: &mut Vec<FileResult>,
+    settings: &AnalyzeSettings,
+    warnings: &mut Vec<String>,
+) {
+    let replays = |r: &FileResult| r.totals.replays > 0;
+    if !results.iter().any(replays) {
+        return;
+    }
+    let (capture_files, ranks): (Vec<FileResult>, Vec<FileResult>) = std::mem::take(results)
+        .into_iter()
+        .partition(|r| !replays(r) && !r.captured.is_empty());
+    *results = ranks;
+    for capture in capture_files {
+        let rank = capture.identity.rank;
+        let trace = CaptureTrace {
+            path: PathBuf::from(&capture.report.path),
+            graphs: capture.captured,
+            found: None,
+        };
+        let mut again = settings.clone();
+        again.captures.push(trace);
+        again.progress = false;
+        let mut sized = Vec::new();
+        let mine = |r: &&mut FileResult| {
+            replays(r) && (rank.is_none() || r.identity.rank.is_none_or(|own| Some(own) == rank))
+        };
+        for result in results.iter_mut().filter(mine) {
+            match analyze_file(Path::new(&result.report.path), &again) {
+                Ok(sized_again) => {
+                    sized.push(format!("`{}`", result.report.path));
+                    *result = sized_again;
+                }
+                Err(error) => warnings.push(format!(
+                    "`{}` could not be read again with the capture `{}`: {error}",
+                    result.report.path, capture.report.path
+                )),
+            }
+        }
+        warnings.push(format!(
+            "`{}` records graph captures and replays none: read as the capture of {}, not as a rank",
+            capture.report.path,
+            if sized.is_empty() { "no file (no rank matches)".to_owned() } else { sized.join(", ") }
+        ));
+    }
 }
