@@ -436,10 +436,9 @@ fn read_compressed(
         let mut pieces = source::CheckedText::new(receiver.into_iter());
         let mut head = gather_head(&mut pieces, &mut recycle);
         if unknown_from_head(&head, options) {
-            // Nothing more is inflated: the inflater stops at its next piece.
             drop(pieces);
             drop(inflater.join());
-            return read_decompressed(path, &head, false, None, options);
+            return refuse_from_head(path, &head, options);
         }
         let streamed = streams(&head, options).then(|| {
             stream_kineto(
@@ -516,13 +515,31 @@ fn inflater_panicked() -> (u64, Option<source::InflateFailure>) {
 /// Whether the first inflated bytes already show that no reader takes the file (no
 /// `--format`, no sniffer says yes or maybe): then the rest is never inflated, so a small
 /// file that inflates to gigabytes (a "gzip bomb", or a compressed disk image) is refused
-/// after [`HEAD`] bytes, not after all of them. A database (read from a file, not text) and
-/// blank text (which may still open a JSON document) are inflated whole as before.
+/// after [`HEAD`] bytes, not after all of them. A whole [`HEAD`] of blanks is refused too
+/// (no profiler indents a document by a megabyte); a database (read from a file, not text)
+/// and a shorter blank start are inflated whole as before.
 fn unknown_from_head(head: &[u8], options: &ReadOptions) -> bool {
-    options.format.is_none()
-        && !head.starts_with(sqlite::MAGIC)
-        && !is_blank(head)
-        && TraceFormat::detect(head).is_none()
+    if options.format.is_some() || head.starts_with(sqlite::MAGIC) {
+        return false;
+    }
+    if is_blank(head) {
+        return head.len() >= HEAD;
+    }
+    TraceFormat::detect(head).is_none()
+}
+
+/// The error for a file [`unknown_from_head`] refuses (its inflater stopped once the reader
+/// hung up: nothing more is inflated).
+fn refuse_from_head(path: &Path, head: &[u8], options: &ReadOptions) -> Result<Trace, IngestError> {
+    if is_blank(head) {
+        let reason = format!(
+            "its first {} inflated bytes are only whitespace",
+            head.len()
+        );
+        let path = Some(path.to_owned());
+        return Err(IngestError::NotATrace { path, reason });
+    }
+    read_decompressed(path, head, false, None, options)
 }
 
 /// Whether a compressed file whose inflated text begins with `head` is read while it

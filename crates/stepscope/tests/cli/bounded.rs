@@ -10,11 +10,11 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-/// 2 GiB of zeros as 32 gzip members of 64 MiB each (a gzip file may hold several members,
+/// 2 GiB of `byte` as 32 gzip members of 64 MiB each (a gzip file may hold several members,
 /// read one after another), a few MB on disk.
-fn gzip_bomb(path: &Path) {
+fn gzip_bomb(path: &Path, byte: u8) {
     let mut member = GzEncoder::new(Vec::new(), Compression::fast());
-    let zeros = vec![0u8; 1 << 20];
+    let zeros = vec![byte; 1 << 20];
     for _ in 0..64 {
         member.write_all(&zeros).expect("compress");
     }
@@ -54,30 +54,30 @@ fn run_measured(args: &[&std::ffi::OsStr]) -> (i32, String, u64) {
     (libc::WEXITSTATUS(status), text, peak)
 }
 
+/// Zeros (no format) and spaces (blank: no profiler indents a document by a megabyte).
 #[test]
 fn a_gzip_bomb_is_refused_after_little_inflation() {
     let dir = tempdir();
-    let bomb = dir.path().join("bomb.json.gz");
-    gzip_bomb(&bomb);
-    let size = std::fs::metadata(&bomb).expect("bomb").len();
-    assert!(size < 32 << 20, "the bomb is small on disk: {size} bytes");
-    let started = Instant::now();
-    let (code, stderr, peak) = run_measured(&["analyze".as_ref(), arg(&bomb)]);
-    assert_eq!(code, 2, "{stderr}");
-    assert!(
-        stderr.contains("is not a format stepscope reads"),
-        "{stderr}"
-    );
-    assert!(
-        peak < 100 << 20,
-        "peak RSS {} MB while refusing a bomb",
-        peak >> 20
-    );
-    assert!(
-        started.elapsed() < Duration::from_secs(20),
-        "{:?}",
-        started.elapsed()
-    );
+    for (byte, says) in [
+        (0, "is not a format stepscope reads"),
+        (b' ', "inflated bytes are only whitespace"),
+    ] {
+        let bomb = dir.path().join("bomb.json.gz");
+        gzip_bomb(&bomb, byte);
+        let size = std::fs::metadata(&bomb).expect("bomb").len();
+        assert!(size < 32 << 20, "the bomb is small on disk: {size} bytes");
+        let started = Instant::now();
+        let (code, stderr, peak) = run_measured(&["analyze".as_ref(), arg(&bomb)]);
+        assert_eq!(code, 2, "{stderr}");
+        assert!(stderr.contains(says), "{stderr}");
+        assert!(
+            peak < 100 << 20,
+            "peak RSS {} MB refusing a bomb",
+            peak >> 20
+        );
+        let took = started.elapsed();
+        assert!(took < Duration::from_secs(20), "{took:?}");
+    }
 }
 
 #[test]
