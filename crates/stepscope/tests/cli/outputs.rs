@@ -284,3 +284,49 @@ fn csv_cells_that_read_as_formulas_are_written_as_text() {
         "{cells:?}"
     );
 }
+
+/// The report on standard output that cannot be written (a full disk behind `> out.json`) is
+/// a failed write like a file flag's: exit 2, naming standard output, not the internal error's
+/// 1; a closed pipe (`| head`) stays a quiet exit 0.
+#[test]
+fn a_report_that_stdout_cannot_take_exits_2() {
+    let full = std::fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/full")
+        .expect("/dev/full");
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_stepscope"))
+        .args([
+            "analyze".as_ref(),
+            arg(&crate::common::trace(SGLANG_DECODE)),
+            "--json".as_ref(),
+        ])
+        .stdout(full)
+        .output()
+        .expect("runs");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("Failed to write `standard output`"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("No space left on device"), "{stderr}");
+
+    let mut closed = std::process::Command::new(env!("CARGO_BIN_EXE_stepscope"))
+        .args([
+            "analyze".as_ref(),
+            arg(&crate::common::trace(SGLANG_DECODE)),
+            "--json".as_ref(),
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("runs");
+    drop(closed.stdout.take());
+    let output = closed.wait_with_output().expect("waits");
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
