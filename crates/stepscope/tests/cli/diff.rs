@@ -3,8 +3,8 @@
 //! replays' kernels removed) refuses the stage holding them unless `--force`.
 
 use crate::common::{
-    Run, SGLANG_DECODE, VLLM_FULL, VLLM_PIECEWISE, arg, copy_trace, f64_at, incomplete_piecewise,
-    stepscope, str_at, tempdir, trace, u64_at,
+    Run, SGLANG_CAPTURE, SGLANG_DECODE, VLLM_FULL, VLLM_PIECEWISE, arg, copy_trace, f64_at,
+    incomplete_piecewise, stepscope, str_at, tempdir, trace, u64_at,
 };
 use serde_json::{Value, json};
 use std::collections::{BTreeMap, BTreeSet};
@@ -743,4 +743,32 @@ fn the_demo_traces_refuse_the_decode_comparison() {
         .collect();
     assert_eq!(stages, ["prefill"]);
     assert_eq!(doc["refused"][0]["stage"], "decode");
+}
+
+/// A side that is a run folder with its `capture_traces/` reads the capture as the capture of
+/// the profile beside it, not as a second rank: one file per side, its replay settled.
+#[test]
+fn a_run_folder_side_uses_its_capture_traces() {
+    let dir = tempdir();
+    for side in ["base", "new"] {
+        let run = dir.path().join(side);
+        copy_trace(SGLANG_DECODE, &run, "decode.json.gz");
+        copy_trace(
+            SGLANG_CAPTURE,
+            &run.join("capture_traces"),
+            "bs_32_rank0.json.gz",
+        );
+    }
+    let run = diff(
+        &dir.path().join("base"),
+        &dir.path().join("new"),
+        &["--json"],
+    );
+    run.expect_code(0);
+    let doc = run.json();
+    for side in ["base", "new"] {
+        let files = doc[side]["files"].as_array().expect("files");
+        assert_eq!(files.len(), 1, "{side}: {files:?}");
+        assert_eq!(str_at(&doc, &format!("/{side}/verdict")), "complete");
+    }
 }
