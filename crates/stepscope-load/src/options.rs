@@ -148,6 +148,7 @@ impl BenchOptions {
         if self.timeout.is_zero() {
             return Err(invalid("timeout", "must be longer than zero"));
         }
+        crate::limits::check_caps(self)?;
         if self.api == Api::Chat && matches!(self.prompts, PromptSource::TokenIds { .. }) {
             return Err(invalid(
                 "prompts",
