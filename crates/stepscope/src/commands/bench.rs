@@ -560,11 +560,12 @@ pub struct BenchArgs {
     /// --config load's, else 64].
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub concurrency: Option<u32>,
-    /// Prompt tokens per request [default: the --config load's, else 1024].
+    /// Prompt tokens per request, at most 1048576; with --output-len, at most the model's
+    /// max_model_len when GET /v1/models reports it [default: the --config load's, else 1024].
     #[arg(long, value_name = "TOKENS", value_parser = clap::value_parser!(u32).range(1..))]
     pub input_len: Option<u32>,
-    /// Output tokens per request (max_tokens, with ignore_eos) [default: the --config
-    /// load's, else 1024].
+    /// Output tokens per request (max_tokens, with ignore_eos), at most 1048576 [default:
+    /// the --config load's, else 1024].
     #[arg(long, value_name = "TOKENS", value_parser = clap::value_parser!(u32).range(1..))]
     pub output_len: Option<u32>,
     /// Measured requests [default: the --config load's, else 512].
