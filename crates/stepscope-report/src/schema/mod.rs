@@ -48,20 +48,10 @@ fn share(part: Duration, whole: Duration) -> f64 {
 }
 
 /// `text` with control characters (C0, DEL, C1) escaped as `\u{..}`: text from a trace is
-/// untrusted, and a terminal obeys what it prints.
+/// untrusted, and a terminal obeys what it prints. The rule is
+/// [`stepscope_model::text::escape_controls`], the one every command uses.
 pub fn text(raw: &str) -> String {
-    if !raw.chars().any(char::is_control) {
-        return raw.to_owned();
-    }
-    raw.chars()
-        .map(|c| {
-            if c.is_control() {
-                format!("\\u{{{:x}}}", u32::from(c))
-            } else {
-                c.to_string()
-            }
-        })
-        .collect()
+    stepscope_model::text::escape_controls(raw).into_owned()
 }
 
 /// The whole document.

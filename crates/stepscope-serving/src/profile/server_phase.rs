@@ -125,7 +125,8 @@ impl Session {
         progress(&format!(
             "server ready in {:.1} s, serving {}",
             ready.0.as_secs_f64(),
-            ready.1
+            // The server names its model: shown with control characters escaped.
+            stepscope_model::text::escape_controls(&ready.1)
         ));
         Ok(Session {
             managed: Some(server),

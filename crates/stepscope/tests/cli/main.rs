@@ -4,6 +4,7 @@
 
 mod bad_input;
 mod bench;
+mod bench_hostile;
 mod bounded;
 mod browser;
 mod common;

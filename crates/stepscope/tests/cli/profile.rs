@@ -320,6 +320,34 @@ fn vllm_windows_throughput_and_baseline_land_in_the_run_directory() {
 }
 
 #[test]
+fn a_served_model_id_with_control_bytes_is_shown_escaped() {
+    let dir = tempdir();
+    // An OSC title and a colour in the id the server lists on `GET /v1/models`.
+    let setup = Setup {
+        envs: "  STANDIN_MODEL_ID: \"evil\\e]0;pwn\\a\\e[31m\"\n",
+        ..stand_in("vllm")
+    };
+    let config = write_config(dir.path(), "profile.yaml", &setup);
+    let run_dir = dir.path().join("run");
+    let run = profile(&config, &run_dir, &[]);
+    run.expect_code(0);
+    for text in [&run.stdout, &run.stderr] {
+        assert!(!text.contains(['\u{1b}', '\u{7}']), "{text:?}");
+    }
+    assert!(
+        run.stdout.contains("evil\\u{1b}]0;pwn\\u{7}\\u{1b}[31m"),
+        "{}",
+        run.stdout
+    );
+    let doc = results(&run_dir);
+    assert_eq!(
+        doc["server"]["served_model"],
+        "evil\u{1b}]0;pwn\u{7}\u{1b}[31m"
+    );
+    assert_no_leftovers(setup.port, doc["server"]["process_group"].as_i64());
+}
+
+#[test]
 fn sglang_windows_by_steps_and_by_stage_are_collected_by_its_file_names() {
     let dir = tempdir();
     let setup = Setup {
