@@ -25,6 +25,21 @@
 //! (27 hours), or one with `dur: 1e12` µs (11 days) is refused; a step 5 s after the rest is
 //! kept.
 //!
+//! **Absolute bound.** The span above judges an event against the others, so it cannot judge
+//! a trace that is too small to have a span worth the name (fewer than 100 events: the
+//! extremes, the absurd event included, bound it) or one whose events are all absurd. Times
+//! no clock writes in any trace are therefore refused first, whatever the trace's size, and
+//! left out of the span: a start or end before −[`LATEST_NS`] or after it, and a duration
+//! longer than [`LONGEST_NS`]. `LATEST_NS` is 2100-01-01T00:00:00Z in nanoseconds since the
+//! Unix epoch (4.1e18, about half of what an `i64` of nanoseconds holds): the profilers'
+//! clocks count from the epoch (Kineto's microseconds), from boot (rocprof, RPD) or from the
+//! start of the session (Nsight Systems), and none of them reaches it before that year; a
+//! value past it is an overflow, a unit written wrong or garbage (`ts: 1e29` µs is 1e32 ns,
+//! stored as `i64::MAX`). `LONGEST_NS` is 30 days: no profiler buffers a month of events,
+//! so no event of a trace (a step annotation around a whole session included) lasts longer.
+//! **Example.** A trace of 12 events, one kernel with `ts: 1e29`: refused (without the
+//! bound the span would reach the year 292 277 026 596 and keep it).
+//!
 //! # Duplicate GPU events
 //!
 //! **What.** A GPU event equal to an earlier one in kind, name, device, stream, start,
@@ -55,6 +70,23 @@ const MIN_WIDTH_NS: i64 = 1_000_000;
 const MARGIN_SPANS: i64 = 1000;
 /// The narrowest margin: 600 s.
 const MIN_MARGIN_NS: i64 = 600_000_000_000;
+/// The latest time any profiler clock writes: 2100-01-01T00:00:00Z in ns since the Unix
+/// epoch (4 102 444 800 s); the earliest is its negative (see the module doc).
+pub(crate) const LATEST_NS: i64 = 4_102_444_800 * 1_000_000_000;
+/// The longest event of any trace: 30 days (see the module doc).
+pub(crate) const LONGEST_NS: i64 = 30 * 86_400 * 1_000_000_000;
+/// Times no clock writes: the range of [`LATEST_NS`], events no longer than [`LONGEST_NS`].
+const ABSOLUTE: Allowed = Allowed {
+    first: -LATEST_NS,
+    last: LATEST_NS,
+};
+
+/// The first and last nanosecond an event may start at (and the last it may end at).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Allowed {
+    first: i64,
+    last: i64,
+}
 
 /// Runs every check on what a reader built.
 pub(crate) fn validate(builder: &mut TraceBuilder) {
@@ -141,9 +173,7 @@ impl BitSet {
 /// Removes events whose time is absurd for this trace and records them as damage.
 fn refuse_absurd_times(builder: &mut TraceBuilder) {
     let trace = builder.trace_mut();
-    let Some(allowed) = allowed_range(trace) else {
-        return;
-    };
+    let allowed = allowed_range(trace);
     let mut refused = Vec::new();
     let gpu = &mut trace.gpu;
     let rows = outside(&gpu.start, &gpu.duration, allowed);
@@ -202,8 +232,10 @@ fn annotation_damage(name: NameId) -> DamagedEvent {
     }
 }
 
-/// The first and last allowed nanosecond (see the module doc), or `None` without events.
-fn allowed_range(trace: &Trace) -> Option<(i64, i64)> {
+/// The first and last allowed nanosecond (see the module doc): the span of the starts within
+/// the absolute bound, widened by the margin, within the absolute bound; the absolute bound
+/// alone when no start lies within it.
+fn allowed_range(trace: &Trace) -> Allowed {
     let tables = [
         &trace.gpu.start,
         &trace.runtime.start,
@@ -212,12 +244,22 @@ fn allowed_range(trace: &Trace) -> Option<(i64, i64)> {
     ];
     let mut starts: Vec<i64> = Vec::with_capacity(tables.iter().map(|t| t.len()).sum());
     for table in tables {
-        starts.extend(table.iter().map(|t| t.as_nanos()));
+        starts.extend(
+            table
+                .iter()
+                .map(|t| t.as_nanos())
+                .filter(|t| (ABSOLUTE.first..=ABSOLUTE.last).contains(t)),
+        );
     }
-    let (low, high) = robust_span(&mut starts)?;
+    let Some((low, high)) = robust_span(&mut starts) else {
+        return ABSOLUTE;
+    };
     let width = high.saturating_sub(low).max(MIN_WIDTH_NS);
     let margin = width.saturating_mul(MARGIN_SPANS).max(MIN_MARGIN_NS);
-    Some((low.saturating_sub(margin), high.saturating_add(margin)))
+    Allowed {
+        first: low.saturating_sub(margin).max(ABSOLUTE.first),
+        last: high.saturating_add(margin).min(ABSOLUTE.last),
+    }
 }
 
 /// The 1st and 99th percentiles of `values` (nearest rank, rounded down), or the minimum
@@ -236,15 +278,20 @@ fn robust_span(values: &mut [i64]) -> Option<(i64, i64)> {
     Some((*p1, p99))
 }
 
-/// Rows starting outside `[low, high]` or ending past `high`.
-fn outside(starts: &[Timestamp], durations: &[Duration], (low, high): (i64, i64)) -> Vec<usize> {
+/// Rows starting outside `allowed`, ending past its last nanosecond, or longer than
+/// [`LONGEST_NS`].
+fn outside(starts: &[Timestamp], durations: &[Duration], allowed: Allowed) -> Vec<usize> {
+    let Allowed { first, last } = allowed;
     starts
         .iter()
         .zip(durations)
         .enumerate()
         .filter(|(_, (start, duration))| {
-            let start = start.as_nanos();
-            start < low || start > high || start.saturating_add(duration.as_nanos()) > high
+            let (start, duration) = (start.as_nanos(), duration.as_nanos());
+            start < first
+                || start > last
+                || duration > LONGEST_NS
+                || start.saturating_add(duration) > last
         })
         .map(|(row, _)| row)
         .collect()
@@ -281,15 +328,39 @@ mod tests {
             trace.gpu.start.push(Timestamp::from_nanos(start));
         }
         let margin = 2_000_000_000 * MARGIN_SPANS;
+        let allowed = |first, last| Allowed { first, last };
         assert_eq!(
             allowed_range(trace),
-            Some((-margin, 2_000_000_000 + margin))
+            allowed(-margin, 2_000_000_000 + margin)
         );
         trace.gpu.start[1] = Timestamp::from_nanos(10);
         assert_eq!(
             allowed_range(trace),
-            Some((-MIN_MARGIN_NS, 10 + MIN_MARGIN_NS))
+            allowed(-MIN_MARGIN_NS, 10 + MIN_MARGIN_NS)
         );
+    }
+
+    #[test]
+    fn times_no_clock_writes_are_outside_whatever_the_span() {
+        let mut builder = TraceBuilder::new();
+        let trace = builder.trace_mut();
+        // `ts: 1e29` µs, stored as `i64::MAX` ns, is left out of the span it would widen.
+        for start in [
+            1_700_000_000_000_000_000,
+            i64::MAX,
+            1_700_000_000_002_000_000,
+        ] {
+            trace.gpu.start.push(Timestamp::from_nanos(start));
+        }
+        let allowed = allowed_range(trace);
+        assert!(allowed.last < LATEST_NS, "{allowed:?}");
+        // With every start absurd, the absolute bound alone judges.
+        trace.gpu.start = vec![Timestamp::from_nanos(i64::MAX)];
+        assert_eq!(allowed_range(trace), ABSOLUTE);
+        let starts =
+            [i64::MAX, i64::MIN, LATEST_NS, 0, 0, LATEST_NS - 5].map(Timestamp::from_nanos);
+        let durations = [0, 0, 0, LONGEST_NS, LONGEST_NS + 1, 10].map(Duration::from_nanos);
+        assert_eq!(outside(&starts, &durations, ABSOLUTE), vec![0, 1, 4, 5]);
     }
 
     #[test]
@@ -323,6 +394,7 @@ mod tests {
     fn outside_checks_starts_and_ends() {
         let starts = [0, 5, 11, -1].map(Timestamp::from_nanos);
         let durations = [10, 6, 0, 0].map(Duration::from_nanos);
-        assert_eq!(outside(&starts, &durations, (0, 10)), vec![1, 2, 3]);
+        let allowed = Allowed { first: 0, last: 10 };
+        assert_eq!(outside(&starts, &durations, allowed), vec![1, 2, 3]);
     }
 }

@@ -12,7 +12,9 @@ pub enum DamageKind {
     /// `ts` or `dur` missing, `null`, not a number, or not finite (`"NaN"`, `"inf"`).
     InvalidTime,
     /// `ts` (or `ts + dur`) orders of magnitude outside the span the rest of the trace
-    /// covers, e.g. `0` among epoch timestamps, or a clock off by a day.
+    /// covers, e.g. `0` among epoch timestamps, or a clock off by a day; or a time no clock
+    /// writes in any trace (past the year 2100, a duration longer than 30 days, more
+    /// nanoseconds than an `i64` holds).
     AbsurdTime,
     /// A `ph` that does not describe a complete event (`X`) for a category that must be one.
     UnknownPhase,
@@ -45,7 +47,7 @@ impl DamageKind {
                 "Events whose `ts` or `dur` is missing, null, not a number or not finite; refused"
             }
             DamageKind::AbsurdTime => {
-                "Events whose time lies orders of magnitude outside the span of the rest of the trace; refused, not clamped"
+                "Events whose time lies orders of magnitude outside the span of the rest of the trace, or where no clock writes one (past the year 2100, longer than 30 days); refused, not clamped"
             }
             DamageKind::UnknownPhase => {
                 "GPU or runtime events whose `ph` is not `X` (a complete event); refused"
