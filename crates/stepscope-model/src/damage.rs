@@ -18,15 +18,20 @@ pub enum DamageKind {
     AbsurdTime,
     /// A `ph` that does not describe a complete event (`X`) for a category that must be one.
     UnknownPhase,
+    /// A complete event with a launch's correlation id and a duration, in a category the
+    /// reader does not know: GPU work the trace holds but stepscope could not read, so the
+    /// replay that launched it cannot be vouched complete.
+    UnknownCategory,
 }
 
 impl DamageKind {
     /// Every kind, in report order.
-    pub const ALL: [DamageKind; 4] = [
+    pub const ALL: [DamageKind; 5] = [
         DamageKind::NegativeDuration,
         DamageKind::InvalidTime,
         DamageKind::AbsurdTime,
         DamageKind::UnknownPhase,
+        DamageKind::UnknownCategory,
     ];
 
     /// A short stable name for reports (also the import counter's name).
@@ -36,6 +41,7 @@ impl DamageKind {
             DamageKind::InvalidTime => "invalid_time",
             DamageKind::AbsurdTime => "absurd_time",
             DamageKind::UnknownPhase => "unknown_phase",
+            DamageKind::UnknownCategory => "unknown_category",
         }
     }
 
@@ -51,6 +57,9 @@ impl DamageKind {
             }
             DamageKind::UnknownPhase => {
                 "GPU or runtime events whose `ph` is not `X` (a complete event); refused"
+            }
+            DamageKind::UnknownCategory => {
+                "Complete events with a correlation id and a duration in a category stepscope does not know (named in the unknown categories); not read"
             }
         }
     }
