@@ -65,7 +65,7 @@
     return us.toFixed(1) + " µs";
   }
   function verdictWord(v) {
-    return { unverified: "COMPLETE AS FAR AS THE TRACE SHOWS", "no-events": "NO EVENTS" }[v] || v.toUpperCase();
+    return { unverified: "UNVERIFIED (complete as far as the trace shows)", "no-events": "NO-EVENTS" }[v] || v.toUpperCase();
   }
   function verdictClass(v) {
     if (v === "complete") return "good";
@@ -124,8 +124,9 @@
   }
 
   // ---- key numbers -----------------------------------------------------------------
+  // A trace without graph replays gets no replay shares: "100% recorded" of none misleads.
   function keyNumbers(numbers, breakdown, scope) {
-    const items = [
+    const items = numbers.replays === 0 ? [["replays", 0, "graph replays in the trace"]] : [
       ["replays", numbers.replays, "graph replays"],
       ["recorded_replays", numbers.recorded_replays, "recorded"],
       ["short_replays", numbers.short_replays, "short"],
@@ -421,6 +422,10 @@
   function findingsTable(file, data) {
     const findings = file.replay_coverage.findings;
     if (!findings.length) return note("No replay with a problem.");
+    if (data.settle) return el("div", {}, findingsRows(findings, data), el("p", { class: "note", data: { settle: "" } }, "to settle: " + data.settle));
+    return findingsRows(findings, data);
+  }
+  function findingsRows(findings, data) {
     const rows = findings.map((f, i) => ({
       kind: f.kind, replay: f.replay, graph: f.graph ?? "unknown", step: f.step,
       nodes: f.recorded_nodes, what: data.findings[i][0], why: data.findings[i][1],
@@ -513,7 +518,7 @@
       const rect = svg("rect", {
         x: i * step + (step - bar) / 2, y: BASE - h, width: bar, height: h, fill: CLASS_COLOR[verdictClass(n.verdict) === "good" ? "complete" : verdictClass(n.verdict) === "bad" ? "empty" : "short"],
         style: "cursor:pointer", onclick: () => { select.value = String(index); select.dispatchEvent(new Event("change")); },
-      }, svg("title", {}, `${fileTitle(file)}: ${verdictWord(n.verdict)}, ${n.recorded_replays} of ${n.replays} replays recorded (${percent(n.coverage)})`));
+      }, svg("title", {}, `${fileTitle(file)}: ${verdictWord(n.verdict)}, ` + (n.replays > 0 ? `${n.recorded_replays} of ${n.replays} replays recorded (${percent(n.coverage)})` : "no graph replays")));
       chart.append(rect);
       if (i % every === 0) chart.append(svg("text", { x: i * step + step / 2, y: BASE + 14, "text-anchor": "middle", class: "muted" }, file.rank ?? index));
     });

@@ -5,7 +5,8 @@
 
 use crate::browser::{Rendered, render, render_at};
 use crate::common::{
-    VLLM_PIECEWISE, arg, incomplete_piecewise, stepscope, stepscope_in, tempdir, trace,
+    SGLANG_DECODE, VLLM_PIECEWISE, arg, incomplete_piecewise, stepscope, stepscope_in, tempdir,
+    trace,
 };
 use serde_json::Value;
 use std::ffi::OsStr;
@@ -306,7 +307,7 @@ fn the_diff_page_shows_the_refusal_and_the_compared_stages() {
     assert_eq!(tabs.count("nav.tabs button"), 3);
     assert_eq!(
         tabs.one("[data-verdict-word]"),
-        "COMPLETE AS FAR AS THE TRACE SHOWS"
+        "UNVERIFIED (complete as far as the trace shows)"
     );
     let page = render_at(&page_path, "#3");
     page.assert_clean();
@@ -509,4 +510,46 @@ fn an_unreadable_input_is_named_on_the_page() {
         "{failed:?}"
     );
     assert!(page.painted()["complete"] + page.painted()["unverified"] > 0);
+}
+
+/// The page says what the terminal and the JSON say: the verdict by its one name
+/// (`unverified`, the terminal's "UNVERIFIED (complete as far as the trace shows)"), and the
+/// terminal's "to settle" line under the findings; a trace without graph replays shows no
+/// replay shares (no "100% recorded" of nothing).
+#[test]
+fn the_page_names_the_verdict_and_how_to_settle_as_the_terminal_does() {
+    let dir = tempdir();
+    let analysed = analyse(&trace(SGLANG_DECODE), dir.path());
+    assert_eq!(analysed.json["verdict"], "unverified");
+    assert!(
+        analysed
+            .terminal
+            .contains("replay coverage: UNVERIFIED (complete as far as the trace shows)"),
+        "{}",
+        analysed.terminal
+    );
+    let page = render(&analysed.page);
+    page.assert_clean();
+    assert_eq!(
+        page.one("[data-verdict-word]"),
+        "UNVERIFIED (complete as far as the trace shows)"
+    );
+    let settle = page.one("[data-settle]");
+    let terminal_line = analysed
+        .terminal
+        .lines()
+        .find(|l| l.trim_start().starts_with("to settle: "))
+        .expect("the terminal's to settle line");
+    assert_eq!(settle, terminal_line.trim_start());
+
+    let dir = tempdir();
+    let prefill = "tracelens/tests/traces/inference/sglang_prefilldecode/sglang_Qwen3-8B_prefilldecode.json.gz";
+    let analysed = analyse(&trace(prefill), dir.path());
+    assert_eq!(analysed.json["verdict"], "no-replays");
+    let page = render(&analysed.page);
+    page.assert_clean();
+    assert_eq!(page.one("[data-scope=top] [data-key=replays] b"), "0");
+    assert_eq!(page.count("[data-scope=top] [data-key=coverage]"), 0);
+    let cards = page.texts("[data-scope=top] .num").join(" | ");
+    assert!(!cards.contains("100%"), "{cards}");
 }

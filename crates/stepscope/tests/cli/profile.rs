@@ -322,9 +322,10 @@ fn vllm_windows_throughput_and_baseline_land_in_the_run_directory() {
 #[test]
 fn a_served_model_id_with_control_bytes_is_shown_escaped() {
     let dir = tempdir();
-    // An OSC title and a colour in the id the server lists on `GET /v1/models`.
+    // An OSC title and a colour in the id the server lists on `GET /v1/models` (written as
+    // `\x1b` escapes the stand-in decodes: `config check` refuses control bytes in a config).
     let setup = Setup {
-        envs: "  STANDIN_MODEL_ID: \"evil\\e]0;pwn\\a\\e[31m\"\n",
+        envs: "  STANDIN_MODEL_ID: 'evil\\x1b]0;pwn\\x07\\x1b[31m'\n",
         ..stand_in("vllm")
     };
     let config = write_config(dir.path(), "profile.yaml", &setup);

@@ -325,6 +325,16 @@ fn switch_advice_only_for_empty_replays_the_stop_does_not_explain() {
     let pattern = &file.replay_coverage.patterns[0];
     assert_eq!(pattern.pattern, "recording_stopped");
     assert!(pattern.cures[0].action.contains("ROCTRACER_MAX_EVENTS"));
+    // The trace cannot rule out the profiler's own window or the process's end: named too.
+    assert!(
+        pattern
+            .cures
+            .iter()
+            .any(|c| c.action.contains("capture range or duration")
+                && c.action.contains("process exiting")),
+        "{:?}",
+        pattern.cures
+    );
     // The same replay emptied while the eager work after it stays: the runtime symptom.
     let emptied: HashSet<usize> = doc.launches[0].iter().copied().collect();
     let (empty, _) = doc.without(&emptied);
