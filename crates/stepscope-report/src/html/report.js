@@ -321,9 +321,10 @@
     }
     const f = file.replay_coverage.findings[index];
     const [what, why] = data.findings[index];
-    const lines = [f.kind + " " + what, "why: " + why, "launched at " + micros(f.launch_ts_us) + " (host clock)"];
-    if (f.evidence) lines.push("evidence: " + JSON.stringify(f.evidence));
-    return lines.join("\n");
+    // Times as the timeline's axis shows them (ms from the first replay's launch); the
+    // evidence is in `why`, worded as the terminal words it.
+    const at = (f.launch_ts_us - data.timeline.start_us) / 1e3;
+    return [f.kind + " " + what, "why: " + why, "launched at " + at.toFixed(2) + " ms on the timeline"].join("\n");
   }
 
   // ---- breakdown charts ------------------------------------------------------------
