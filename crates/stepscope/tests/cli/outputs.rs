@@ -330,3 +330,31 @@ fn a_report_that_stdout_cannot_take_exits_2() {
         String::from_utf8_lossy(&output.stderr)
     );
 }
+
+/// `profile --out` that is the config, or a folder holding it (or the baseline config), is
+/// refused naming both, before any server starts; the config is untouched.
+#[test]
+fn a_profile_run_folder_over_its_config_is_refused() {
+    let dir = tempdir();
+    let config = dir.path().join("profile.yaml");
+    std::fs::copy(
+        crate::common::repo().join("configs/profile_vllm.yaml"),
+        &config,
+    )
+    .unwrap();
+    for (out, words) in [("profile.yaml", "is the input"), (".", "holds the input")] {
+        refused(
+            dir.path(),
+            &[
+                "profile".as_ref(),
+                "profile.yaml".as_ref(),
+                "--out".as_ref(),
+                out.as_ref(),
+                "--phases".as_ref(),
+                "0".as_ref(),
+            ],
+            &config,
+            words,
+        );
+    }
+}
