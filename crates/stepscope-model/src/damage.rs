@@ -22,16 +22,20 @@ pub enum DamageKind {
     /// reader does not know: GPU work the trace holds but stepscope could not read, so the
     /// replay that launched it cannot be vouched complete.
     UnknownCategory,
+    /// A name or kind given as an id into the file's string table that holds no such entry
+    /// (a damaged or cut string table).
+    DanglingReference,
 }
 
 impl DamageKind {
     /// Every kind, in report order.
-    pub const ALL: [DamageKind; 5] = [
+    pub const ALL: [DamageKind; 6] = [
         DamageKind::NegativeDuration,
         DamageKind::InvalidTime,
         DamageKind::AbsurdTime,
         DamageKind::UnknownPhase,
         DamageKind::UnknownCategory,
+        DamageKind::DanglingReference,
     ];
 
     /// A short stable name for reports (also the import counter's name).
@@ -42,6 +46,7 @@ impl DamageKind {
             DamageKind::AbsurdTime => "absurd_time",
             DamageKind::UnknownPhase => "unknown_phase",
             DamageKind::UnknownCategory => "unknown_category",
+            DamageKind::DanglingReference => "dangling_reference",
         }
     }
 
@@ -60,6 +65,9 @@ impl DamageKind {
             }
             DamageKind::UnknownCategory => {
                 "Complete events with a correlation id and a duration in a category stepscope does not know (named in the unknown categories); not read"
+            }
+            DamageKind::DanglingReference => {
+                "Events whose name or kind id points at no entry of the file's string table; refused"
             }
         }
     }

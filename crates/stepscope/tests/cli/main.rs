@@ -9,6 +9,7 @@ mod bounded;
 mod browser;
 mod common;
 mod csv_capture;
+mod damage_matrix;
 mod demo;
 mod diff;
 mod env;
