@@ -296,26 +296,8 @@ fn an_sqlite_database_of_no_profiler_exits_2_with_a_hint() {
 /// `--fail-on-incomplete`.
 #[test]
 fn an_unknown_category_on_a_replay_kernel_is_counted_and_fails_the_gate() {
-    let mut doc: Value = serde_json::from_slice(&gunzip(crate::common::VLLM_PIECEWISE)).unwrap();
-    let events = doc["traceEvents"].as_array().expect("events");
-    let launches: std::collections::HashSet<u64> = events
-        .iter()
-        .filter(|e| {
-            e["name"]
-                .as_str()
-                .is_some_and(|n| n.contains("GraphLaunch"))
-        })
-        .filter_map(|e| e["args"]["correlation"].as_u64())
-        .collect();
-    let row = events
-        .iter()
-        .position(|e| {
-            e["cat"] == "kernel"
-                && e["args"]["correlation"]
-                    .as_u64()
-                    .is_some_and(|c| launches.contains(&c))
-        })
-        .expect("a replay kernel");
+    let (mut doc, rows) = crate::common::piecewise_replay_kernels();
+    let row = rows[0];
     let dir = tempdir();
     let mut run_with = |category: &str, flag: &str| {
         doc["traceEvents"][row]["cat"] = Value::from(category);

@@ -7,34 +7,13 @@
 use crate::common::{VLLM_PIECEWISE, arg, gunzip, stepscope, tempdir};
 use rusqlite::Connection;
 use serde_json::Value;
-use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use stepscope_synth::formats::{Parts, rocprof_json, rpd_json, write_rocprof_csv, write_rpd};
 
 /// The piecewise trace with one replay kernel ending before it starts (`dur` −3.5 µs).
 fn damaged_doc() -> Value {
-    let mut doc: Value = serde_json::from_slice(&gunzip(VLLM_PIECEWISE)).expect("JSON");
-    let events = doc["traceEvents"].as_array_mut().expect("events");
-    let launches: HashSet<u64> = events
-        .iter()
-        .filter(|e| {
-            e["name"]
-                .as_str()
-                .is_some_and(|n| n.contains("GraphLaunch"))
-        })
-        .filter_map(|e| e["args"]["correlation"].as_u64())
-        .collect();
-    let kernel = events
-        .iter_mut()
-        .filter(|e| {
-            e["cat"] == "kernel"
-                && e["args"]["correlation"]
-                    .as_u64()
-                    .is_some_and(|c| launches.contains(&c))
-        })
-        .nth(40)
-        .expect("a replay kernel");
-    kernel["dur"] = serde_json::json!(-3.5);
+    let (mut doc, rows) = crate::common::piecewise_replay_kernels();
+    doc["traceEvents"][rows[40]]["dur"] = serde_json::json!(-3.5);
     doc
 }
 

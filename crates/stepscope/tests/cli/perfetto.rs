@@ -140,28 +140,8 @@ fn several_inputs_are_refused_with_a_hint() {
 /// The real piecewise trace with one replay kernel's duration made negative: bad data that
 /// the reader refuses, tied to its replay.
 fn damaged_piecewise(dir: &Path) -> std::path::PathBuf {
-    let mut doc: Value =
-        serde_json::from_slice(&crate::common::gunzip(VLLM_PIECEWISE)).expect("JSON");
-    let events = doc["traceEvents"].as_array_mut().expect("events");
-    let launches: std::collections::HashSet<u64> = events
-        .iter()
-        .filter(|e| {
-            e["name"]
-                .as_str()
-                .is_some_and(|n| n.contains("GraphLaunch"))
-        })
-        .filter_map(|e| e["args"]["correlation"].as_u64())
-        .collect();
-    let kernel = events
-        .iter_mut()
-        .find(|e| {
-            e["cat"] == "kernel"
-                && e["args"]["correlation"]
-                    .as_u64()
-                    .is_some_and(|c| launches.contains(&c))
-        })
-        .expect("a replay kernel");
-    kernel["dur"] = serde_json::json!(-3.5);
+    let (mut doc, rows) = crate::common::piecewise_replay_kernels();
+    doc["traceEvents"][rows[0]]["dur"] = serde_json::json!(-3.5);
     let path = dir.join("damaged.json");
     std::fs::write(&path, serde_json::to_vec(&doc).expect("JSON")).expect("write");
     path
