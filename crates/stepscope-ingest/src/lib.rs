@@ -350,6 +350,16 @@ fn map_path(path: &Path) -> Result<source::Bytes, IngestError> {
         path: path.to_owned(),
         source,
     };
+    // Looked at before opening: opening a FIFO waits for a writer, and a device such as
+    // `/dev/zero` has no length to map (it would read as empty, or never end).
+    let kind = std::fs::metadata(path).map_err(io_error)?.file_type();
+    if !kind.is_file() {
+        let what = std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            "not a regular file (a FIFO, socket, device or folder); save the trace to a file and read that",
+        );
+        return Err(io_error(what));
+    }
     let file = fs_err::File::open(path).map_err(io_error)?;
     source::map_file(file.file()).map_err(io_error)
 }
@@ -425,6 +435,11 @@ fn read_compressed(
         let mut recycle = |piece: Vec<u8>| drop(returned.try_send(piece));
         let mut pieces = source::CheckedText::new(receiver.into_iter());
         let mut head = gather_head(&mut pieces, &mut recycle);
+        if unknown_from_head(&head, options) {
+            drop(pieces);
+            drop(inflater.join());
+            return refuse_from_head(path, &head, options);
+        }
         let streamed = streams(&head, options).then(|| {
             stream_kineto(
                 std::mem::take(&mut head),
@@ -495,6 +510,36 @@ fn inflater_panicked() -> (u64, Option<source::InflateFailure>) {
         source: panic,
     };
     (0, Some(failure))
+}
+
+/// Whether the first inflated bytes already show that no reader takes the file (no
+/// `--format`, no sniffer says yes or maybe): then the rest is never inflated, so a small
+/// file that inflates to gigabytes (a "gzip bomb", or a compressed disk image) is refused
+/// after [`HEAD`] bytes, not after all of them. A whole [`HEAD`] of blanks is refused too
+/// (no profiler indents a document by a megabyte); a database (read from a file, not text)
+/// and a shorter blank start are inflated whole as before.
+fn unknown_from_head(head: &[u8], options: &ReadOptions) -> bool {
+    if options.format.is_some() || head.starts_with(sqlite::MAGIC) {
+        return false;
+    }
+    if is_blank(head) {
+        return head.len() >= HEAD;
+    }
+    TraceFormat::detect(head).is_none()
+}
+
+/// The error for a file [`unknown_from_head`] refuses (its inflater stopped once the reader
+/// hung up: nothing more is inflated).
+fn refuse_from_head(path: &Path, head: &[u8], options: &ReadOptions) -> Result<Trace, IngestError> {
+    if is_blank(head) {
+        let reason = format!(
+            "its first {} inflated bytes are only whitespace",
+            head.len()
+        );
+        let path = Some(path.to_owned());
+        return Err(IngestError::NotATrace { path, reason });
+    }
+    read_decompressed(path, head, false, None, options)
 }
 
 /// Whether a compressed file whose inflated text begins with `head` is read while it

@@ -18,8 +18,9 @@ use crate::rocprof_csv::copy_direction;
 use rustc_hash::FxHashMap;
 use serde::Deserialize;
 use stepscope_model::{
-    CorrelationId, Duration, GpuEventKind, GpuEventRecord, ProcessId, RuntimeCallKind,
-    RuntimeCallRecord, Severity, StreamId, ThreadId, Timestamp, TraceBuilder,
+    CorrelationId, DamageKind, DamagedEvent, DamagedTable, Duration, GpuEventKind, GpuEventRecord,
+    ProcessId, RuntimeCallKind, RuntimeCallRecord, Severity, StreamId, ThreadId, Timestamp,
+    TraceBuilder,
 };
 
 /// Whether `head` starts like rocprofv3 JSON: an object whose first key is the tool's.
@@ -329,6 +330,28 @@ fn span((start, end): (i64, i64)) -> Option<(Timestamp, Duration)> {
     })
 }
 
+/// A record whose times do not make a span, refused as damage with its correlation id and
+/// name, so analysis ties it to its replay (as every reader does).
+fn refuse(
+    builder: &mut TraceBuilder,
+    (table, name): (DamagedTable, &str),
+    (start, _end): (i64, i64),
+    correlation: u64,
+) {
+    let kind = if start < 0 {
+        DamageKind::InvalidTime
+    } else {
+        DamageKind::NegativeDuration
+    };
+    let name = Some(builder.intern(name));
+    builder.add_damaged(DamagedEvent {
+        kind,
+        table,
+        correlation: CorrelationId(correlation),
+        name,
+    });
+}
+
 fn add_gpu(
     builder: &mut TraceBuilder,
     (kind, name): (GpuEventKind, &str),
@@ -337,7 +360,10 @@ fn add_gpu(
     correlation: u64,
 ) -> Option<()> {
     builder.counts_mut().events += 1;
-    let (start, duration) = span(times)?;
+    let Some((start, duration)) = span(times) else {
+        refuse(builder, (DamagedTable::Gpu, name), times, correlation);
+        return None;
+    };
     let event = GpuEventRecord {
         kind,
         name: builder.intern(name),
@@ -360,8 +386,13 @@ fn add_call(
     (pid, scope): (ProcessId, u64),
 ) -> Option<()> {
     builder.counts_mut().events += 1;
-    let (start, duration) = span((call.start_timestamp, call.end_timestamp))?;
     let name = operation_name(&process.strings, call.kind, call.operation);
+    let times = (call.start_timestamp, call.end_timestamp);
+    let correlation = scope | call.correlation_id.internal;
+    let Some((start, duration)) = span(times) else {
+        refuse(builder, (DamagedTable::Runtime, name), times, correlation);
+        return None;
+    };
     let record = RuntimeCallRecord {
         kind: RuntimeCallKind::classify(name),
         name: builder.intern(name),
@@ -369,7 +400,7 @@ fn add_call(
         thread: ThreadId::Number(call.thread_id),
         start,
         duration,
-        correlation: CorrelationId(scope | call.correlation_id.internal),
+        correlation: CorrelationId(correlation),
         launched_kernel: None,
     };
     builder.add_runtime_call(record);

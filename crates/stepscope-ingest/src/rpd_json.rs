@@ -20,8 +20,9 @@ use serde::de::{Deserializer, SeqAccess, Visitor};
 use serde::{Deserialize, de};
 use std::borrow::Cow;
 use stepscope_model::{
-    CorrelationId, Duration, GpuEventKind, GpuEventRecord, NameId, ProcessId, RuntimeCallKind,
-    RuntimeCallRecord, Severity, StreamId, ThreadId, Timestamp, TraceBuilder,
+    CorrelationId, DamageKind, DamagedEvent, DamagedTable, Duration, GpuEventKind, GpuEventRecord,
+    NameId, ProcessId, RuntimeCallKind, RuntimeCallRecord, Severity, StreamId, ThreadId, Timestamp,
+    TraceBuilder,
 };
 
 /// Whether `head` starts like rpd2tracing output: a JSON array whose first events name a
@@ -161,6 +162,18 @@ struct Sink {
     finishes: FxHashMap<u64, (Lane, f64)>,
     events: u64,
     skipped: u64,
+    /// `X` events without a usable time: refused as damage, each tied (in [`link`]) to the
+    /// call whose flow ends where it starts.
+    refused: Vec<Refused>,
+}
+
+/// An `X` event refused for its time: where it was, why, and its name.
+#[derive(Debug, Clone, Copy)]
+struct Refused {
+    lane: Lane,
+    start: f64,
+    kind: DamageKind,
+    name: NameId,
 }
 
 impl Sink {
@@ -186,7 +199,21 @@ impl Sink {
                         desc: desc.map(|d| builder.intern(&d)),
                     });
                 }
-                _ => self.skipped += 1,
+                (start, dur) => {
+                    self.skipped += 1;
+                    let kind = match start {
+                        Some(start) if start.is_finite() && dur < 0.0 => {
+                            DamageKind::NegativeDuration
+                        }
+                        _ => DamageKind::InvalidTime,
+                    };
+                    self.refused.push(Refused {
+                        lane,
+                        start: start.unwrap_or(f64::NAN),
+                        kind,
+                        name: builder.intern(&event.name),
+                    });
+                }
             },
             "s" | "f" if event.cat.as_deref() == Some("api_op") => {
                 if let (Some(ts), Some(id)) = (event.ts.0, event.id.0) {
@@ -255,8 +282,9 @@ pub fn read(
     }
     builder.counts_mut().events += sink.events;
     let (calls, ops) = split(&sink);
-    let links = link(&sink, &calls, &ops);
+    let (links, lost) = link(&sink, &calls, &ops);
     write(builder, &sink, (&calls, &ops), &links);
+    refuse(builder, &sink, &lost);
     let stats = builder.stats_mut();
     stats.add(
         "rpd_json_events_skipped",
@@ -309,12 +337,36 @@ fn by_lane(sink: &Sink, rows: &[usize]) -> FxHashMap<Lane, Vec<Placed>> {
     lanes
 }
 
-/// Operation row → call row, through the flows.
-fn link(sink: &Sink, calls: &[usize], ops: &[usize]) -> FxHashMap<usize, usize> {
+/// Each refused event as damage, with the correlation id of the call whose flow ends where it
+/// started (`lost`: refused index → call row), so analysis ties it to that call's replay.
+fn refuse(builder: &mut TraceBuilder, sink: &Sink, lost: &FxHashMap<usize, usize>) {
+    for (index, refused) in sink.refused.iter().enumerate() {
+        let call = lost.get(&index).map_or(0, |call| *call as u64 + 1);
+        builder.add_damaged(DamagedEvent {
+            kind: refused.kind,
+            table: if sink.gpu_processes.contains_key(&refused.lane.0) {
+                DamagedTable::Gpu
+            } else {
+                DamagedTable::Runtime
+            },
+            correlation: CorrelationId(call),
+            name: Some(refused.name),
+        });
+    }
+}
+
+/// Operation row → call row, through the flows; and refused event → call row, for flows
+/// that end where an event refused for its time started.
+fn link(
+    sink: &Sink,
+    calls: &[usize],
+    ops: &[usize],
+) -> (FxHashMap<usize, usize>, FxHashMap<usize, usize>) {
     let call_lanes = by_lane(sink, calls);
     let op_lanes = by_lane(sink, ops);
     let mut taken = vec![false; ops.len()];
     let mut links = FxHashMap::default();
+    let mut lost = FxHashMap::default();
     // In time order, so the lookups walk the lanes forward (not at random through memory).
     let mut flows: Vec<(&u64, &(Lane, f64))> = sink.starts.iter().collect();
     flows.sort_unstable_by(|a, b| a.1.1.total_cmp(&b.1.1));
@@ -328,12 +380,34 @@ fn link(sink: &Sink, calls: &[usize], ops: &[usize]) -> FxHashMap<usize, usize> 
         let op = op_lanes
             .get(op_lane)
             .and_then(|lane| starting_at(lane, *op_at, &taken));
-        if let (Some(call), Some(op)) = (call, op) {
-            taken[op] = true;
-            links.insert(op, call);
+        let Some(call) = call else { continue };
+        // An op starting exactly there, else an event refused for its time that did, else
+        // the op that holds the time (a flow truncated to whole µs).
+        let exact = op.filter(|&o| sink.spans[ops[o]].start == *op_at);
+        let refused = || {
+            (0..sink.refused.len()).find(|&i| {
+                let r = &sink.refused[i];
+                r.lane == *op_lane && r.start == *op_at && !lost.contains_key(&i)
+            })
+        };
+        match (exact, op) {
+            (Some(op), _) => {
+                taken[op] = true;
+                links.insert(op, call);
+            }
+            (None, held) => match (refused(), held) {
+                (Some(refused), _) => {
+                    lost.insert(refused, call);
+                }
+                (None, Some(op)) => {
+                    taken[op] = true;
+                    links.insert(op, call);
+                }
+                (None, None) => {}
+            },
         }
     }
-    links
+    (links, lost)
 }
 
 /// The call on a lane (sorted by start) that holds `at`, or the last that starts by

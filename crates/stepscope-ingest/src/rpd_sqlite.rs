@@ -9,14 +9,21 @@
 //! each operation carries the id of the call it is linked to (none: an orphan).
 //! Operations are GPU work on no host process: they are filed under the process of the
 //! calls (RPD traces one process) so links stay within it.
+//!
+//! Bad data is damage, as in every reader: a call or operation whose time is not a number or
+//! ends before it starts, or whose name or type id points at no row of `rocpd_string` (a
+//! damaged or cut string table), is refused with its correlation id (the call's id, or the
+//! id of the call an operation is linked to), so analysis ties it to its replay; it is never
+//! read as an operation of another kind or a call with no name.
 
 use crate::IngestError;
 use crate::sqlite::Database;
 use rusqlite::Row;
 use rustc_hash::FxHashMap;
 use stepscope_model::{
-    CorrelationId, Duration, GpuEventKind, GpuEventRecord, NameId, ProcessId, RuntimeCallKind,
-    RuntimeCallRecord, Severity, StreamId, ThreadId, Timestamp, TraceBuilder,
+    CorrelationId, DamageKind, DamagedEvent, DamagedTable, Duration, GpuEventKind, GpuEventRecord,
+    NameId, ProcessId, RuntimeCallKind, RuntimeCallRecord, Severity, StreamId, ThreadId, Timestamp,
+    TraceBuilder,
 };
 
 // Names are read as string ids and looked up once each (`Strings`): a join per row with the
@@ -29,11 +36,15 @@ const OP_SQL: &str =
     FROM rocpd_op o
     LEFT JOIN rocpd_api_ops ao ON ao.op_id = o.id";
 
+/// An operation's kind and name (`Ok(None)`: not a kernel, copy or fill; `Err`: an id
+/// dangles).
+type OpName = Result<Option<(GpuEventKind, NameId)>, ()>;
+
 /// Names and kinds by string id, each looked up in `rocpd_string` once.
 struct Names<'d> {
     db: &'d Database,
-    calls: FxHashMap<i64, (NameId, RuntimeCallKind)>,
-    ops: FxHashMap<(i64, i64), Option<(GpuEventKind, NameId)>>,
+    calls: FxHashMap<i64, Option<(NameId, RuntimeCallKind)>>,
+    ops: FxHashMap<(i64, i64), OpName>,
 }
 
 impl<'d> Names<'d> {
@@ -45,7 +56,8 @@ impl<'d> Names<'d> {
         }
     }
 
-    fn string(&self, id: i64) -> String {
+    /// The string of `id`; `None` when `rocpd_string` has no such row (or no text there).
+    fn string(&self, id: i64) -> Option<String> {
         self.db
             .conn
             .query_row(
@@ -55,32 +67,32 @@ impl<'d> Names<'d> {
             )
             .ok()
             .flatten()
-            .unwrap_or_default()
     }
 
-    /// A call's name and kind from its `apiName_id`.
-    fn call(&mut self, id: i64, builder: &mut TraceBuilder) -> (NameId, RuntimeCallKind) {
+    /// A call's name and kind from its `apiName_id`; `None` when the id dangles.
+    fn call(&mut self, id: i64, builder: &mut TraceBuilder) -> Option<(NameId, RuntimeCallKind)> {
         if let Some(known) = self.calls.get(&id) {
             return *known;
         }
-        let name = self.string(id);
-        let known = (builder.intern(&name), RuntimeCallKind::classify(&name));
+        let known = self
+            .string(id)
+            .map(|name| (builder.intern(&name), RuntimeCallKind::classify(&name)));
         self.calls.insert(id, known);
         known
     }
 
-    /// An operation's kind and name from its `description_id` and `opType_id` (`None`: not
-    /// a kernel, copy or fill).
-    fn op(
-        &mut self,
-        ids: (i64, i64),
-        builder: &mut TraceBuilder,
-    ) -> Option<(GpuEventKind, NameId)> {
+    /// An operation's kind and name from its `description_id` and `opType_id` (`Ok(None)`:
+    /// not a kernel, copy or fill; `Err`: an id dangles).
+    fn op(&mut self, ids: (i64, i64), builder: &mut TraceBuilder) -> OpName {
         if let Some(known) = self.ops.get(&ids) {
             return *known;
         }
-        let known = op_kind(&self.string(ids.1), self.string(ids.0))
-            .map(|(kind, name)| (kind, builder.intern(&name)));
+        let known = match (self.string(ids.1), self.string(ids.0)) {
+            (Some(op_type), Some(description)) => Ok(
+                op_kind(&op_type, description).map(|(kind, name)| (kind, builder.intern(&name)))
+            ),
+            _ => Err(()),
+        };
         self.ops.insert(ids, known);
         known
     }
@@ -113,7 +125,7 @@ pub fn read(db: &Database, builder: &mut TraceBuilder) -> Result<(), IngestError
     stats.add(
         "rpd_rows_skipped",
         Severity::DataLoss,
-        "Rows of an RPD table with a time that is not a number or an end before its start were skipped",
+        "Rows of an RPD table with a time that is not a number, an end before its start or a name id missing from rocpd_string were skipped (refused as damage)",
         skipped_calls + skipped_ops,
     );
     stats.add(
@@ -129,17 +141,39 @@ pub fn read(db: &Database, builder: &mut TraceBuilder) -> Result<(), IngestError
     Ok(())
 }
 
-/// Start and duration of a row's `start`/`end` columns (ns); `None` when not numbers or
-/// reversed.
-fn span(row: &Row<'_>, start: usize) -> Option<(Timestamp, Duration)> {
-    let begin: i64 = row.get(start).ok()?;
-    let end: i64 = row.get(start + 1).ok()?;
-    (end >= begin && begin >= 0).then(|| {
-        (
-            Timestamp::from_nanos(begin),
-            Duration::from_nanos(end - begin),
-        )
-    })
+/// Start and duration of a row's `start`/`end` columns (ns); the damage when not numbers
+/// (or a start before 0) or reversed.
+fn span(row: &Row<'_>, start: usize) -> Result<(Timestamp, Duration), DamageKind> {
+    let invalid = DamageKind::InvalidTime;
+    let begin: i64 = row.get(start).map_err(|_| invalid)?;
+    let end: i64 = row.get(start + 1).map_err(|_| invalid)?;
+    if begin < 0 {
+        return Err(invalid);
+    }
+    if end < begin {
+        return Err(DamageKind::NegativeDuration);
+    }
+    Ok((
+        Timestamp::from_nanos(begin),
+        Duration::from_nanos(end - begin),
+    ))
+}
+
+/// Records a refused row as damage of `table`, linked to correlation `id`, with its name
+/// when it has one.
+fn refuse(
+    builder: &mut TraceBuilder,
+    (kind, table): (DamageKind, DamagedTable),
+    id: Option<i64>,
+    name: Option<NameId>,
+) {
+    let correlation = CorrelationId(id.and_then(|id| u64::try_from(id).ok()).unwrap_or(0));
+    builder.add_damaged(DamagedEvent {
+        kind,
+        table,
+        correlation,
+        name,
+    });
 }
 
 fn add_call(
@@ -151,8 +185,19 @@ fn add_call(
     let id: i64 = row.get(0).ok()?;
     let pid: i64 = row.get(1).unwrap_or(0);
     let tid: i64 = row.get(2).unwrap_or(0);
-    let (start, duration) = span(row, 3)?;
-    let (name, kind) = names.call(row.get(5).unwrap_or(0), builder);
+    let named = names.call(row.get(5).unwrap_or(0), builder);
+    let refused = |kind, builder: &mut TraceBuilder| {
+        let name = named.map(|(name, _)| name);
+        refuse(builder, (kind, DamagedTable::Runtime), Some(id), name);
+        None
+    };
+    let (start, duration) = match span(row, 3) {
+        Ok(span) => span,
+        Err(kind) => return refused(kind, builder),
+    };
+    let Some((name, kind)) = named else {
+        return refused(DamageKind::DanglingReference, builder);
+    };
     let process = builder.process_number(pid);
     first.get_or_insert(process);
     let call = RuntimeCallRecord {
@@ -177,12 +222,26 @@ fn add_op(
 ) -> Option<()> {
     let gpu: i64 = row.get(0).unwrap_or(0);
     let queue: i64 = row.get(1).unwrap_or(0);
-    let (start, duration) = span(row, 2)?;
-    let ids = (row.get(4).unwrap_or(0), row.get(5).unwrap_or(0));
     let api: Option<i64> = row.get(6).ok().flatten();
-    let Some((kind, name)) = names.op(ids, builder) else {
-        *other_ops += 1;
-        return Some(());
+    let (start, duration) = match span(row, 2) {
+        Ok(span) => span,
+        Err(kind) => {
+            refuse(builder, (kind, DamagedTable::Gpu), api, None);
+            return None;
+        }
+    };
+    let ids = (row.get(4).unwrap_or(0), row.get(5).unwrap_or(0));
+    let (kind, name) = match names.op(ids, builder) {
+        Ok(Some(known)) => known,
+        Ok(None) => {
+            *other_ops += 1;
+            return Some(());
+        }
+        Err(()) => {
+            let damage = (DamageKind::DanglingReference, DamagedTable::Gpu);
+            refuse(builder, damage, api, None);
+            return None;
+        }
     };
     let event = GpuEventRecord {
         kind,

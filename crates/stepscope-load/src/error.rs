@@ -66,6 +66,54 @@ pub enum LoadError {
         /// What to check.
         hint: &'static str,
     },
+    /// `input_len` or `output_len` is above [`crate::MAX_REQUEST_TOKENS`].
+    #[error(
+        "`{flag} {value}` is more than {cap} tokens, stepscope's cap on one request (a server's `max_model_len` can only lower it)\nhint: give at most `{flag} {cap}`"
+    )]
+    LengthOverCap {
+        /// The flag, `--input-len` or `--output-len`.
+        flag: &'static str,
+        /// Its value.
+        value: usize,
+        /// [`crate::MAX_REQUEST_TOKENS`].
+        cap: usize,
+    },
+    /// The prompt and the output of one request do not fit in the model's context.
+    #[error(
+        "`--input-len {input_len}` and `--output-len {output_len}` make {total} tokens a request, more than the {max_model_len}-token context of model `{model}` (`max_model_len` on `GET {url}`)\nhint: {hint}"
+    )]
+    OverContext {
+        /// The model, its control characters escaped.
+        model: String,
+        /// The model-list URL.
+        url: String,
+        /// Prompt tokens per request.
+        input_len: usize,
+        /// Output tokens per request.
+        output_len: usize,
+        /// Their sum.
+        total: u64,
+        /// The context the server reported.
+        max_model_len: u64,
+        /// What to lower, and to what.
+        hint: String,
+    },
+    /// The prompts of the requests in flight at once would hold too much memory.
+    #[error(
+        "`--concurrency {concurrency}` requests of `--input-len {input_len}` tokens hold {in_flight} prompt tokens at once, more than {limit} (about 2 GB of requests in memory)\nhint: lower `--concurrency` to at most {fits}, or `--input-len`"
+    )]
+    TooManyTokensInFlight {
+        /// Requests in flight at most.
+        concurrency: usize,
+        /// Prompt tokens per request.
+        input_len: usize,
+        /// Their product.
+        in_flight: u64,
+        /// [`crate::MAX_TOKENS_IN_FLIGHT`].
+        limit: usize,
+        /// The most requests of `input_len` tokens that fit in the limit.
+        fits: usize,
+    },
     /// No model was given and the server's model list could not be read.
     #[error(
         "No model given, and `GET {url}` did not name one: {problem}\nhint: give the model the server serves with `--model NAME`, and check that `--url` is the server's base URL"

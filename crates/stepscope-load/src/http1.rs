@@ -10,6 +10,7 @@
 //! chunked transfer encoding, which is all this client implements: no TLS, no HTTP/2, no
 //! redirects, no proxies. Connections are kept alive and reused.
 
+use crate::quote::{quote, quote_text};
 use std::fmt;
 use std::io;
 use std::net::SocketAddr;
@@ -312,7 +313,10 @@ impl ResponseHead {
         let version = parts.next().unwrap_or_default();
         let status = parts.next().and_then(|code| code.parse::<u16>().ok());
         let (Some(status), true) = (status, version.starts_with("HTTP/1.")) else {
-            return Err(format!("`{status_line}` is not an HTTP/1.x status line"));
+            return Err(format!(
+                "`{}` is not an HTTP/1.x status line",
+                quote_text(status_line)
+            ));
         };
         let mut head = Self {
             status,
@@ -324,7 +328,7 @@ impl ResponseHead {
         for line in lines {
             let (name, value) = line
                 .split_once(':')
-                .ok_or_else(|| format!("header line `{line}` has no colon"))?;
+                .ok_or_else(|| format!("header line `{}` has no colon", quote_text(line)))?;
             let value = value.trim();
             if name.eq_ignore_ascii_case("transfer-encoding") {
                 if value.to_ascii_lowercase().contains("chunked") {
@@ -334,7 +338,7 @@ impl ResponseHead {
                 length = Some(
                     value
                         .parse::<u64>()
-                        .map_err(|_| format!("bad content-length `{value}`"))?,
+                        .map_err(|_| format!("bad content-length `{}`", quote_text(value)))?,
                 );
             } else if name.eq_ignore_ascii_case("connection") {
                 let value = value.to_ascii_lowercase();
@@ -482,7 +486,7 @@ impl BodyDecoder {
         let digits = line.split(|&byte| byte == b';').next().unwrap_or_default();
         let text = std::str::from_utf8(digits).unwrap_or_default().trim();
         let size = u64::from_str_radix(text, 16)
-            .map_err(|_| format!("`{}` is not a chunk size", String::from_utf8_lossy(line)))?;
+            .map_err(|_| format!("`{}` is not a chunk size", quote(line)))?;
         Ok(if size == 0 {
             ChunkState::Trailers
         } else {

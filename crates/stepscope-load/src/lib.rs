@@ -15,12 +15,15 @@
 //! warmup; mean, median, p90, p95 and p99, and goodput against a [`Slo`] as `--goodput` does.
 //! Percentiles use numpy's default linear interpolation, so numbers agree with the Python
 //! tools. Failed requests are counted by [`FailureKind`], with the first detail of each, and
-//! never hang a run; a stop future (Ctrl-C or SIGTERM in the binary) ends it early with a
+//! never hang a run; a stop future (Ctrl-C, SIGTERM or SIGHUP in the binary) ends it early with a
 //! report marked partial, the requests in flight keeping what they had streamed.
 //!
 //! Before anything is measured, as `vllm bench serve` does, one test request is sent: when it
 //! fails, the run stops with [`LoadError::InitialTest`], quoting the server's answer. With no
-//! model named, the run takes the first of `GET /v1/models`. A base URL in the OpenAI form
+//! model named, the run takes the first of `GET /v1/models`. Lengths above
+//! [`MAX_REQUEST_TOKENS`], or beyond the model's `max_model_len` when that list reports it,
+//! are refused before any prompt is built. Text the server sent is quoted in errors and
+//! failure details with its control characters escaped. A base URL in the OpenAI form
 //! (`http://host:8000/v1`) names the same server as `http://host:8000`.
 //!
 //! Its tests and benchmark run against `stepscope-test-server` (a dev-only crate): a real
@@ -55,9 +58,11 @@
 mod clock;
 mod error;
 mod http1;
+mod limits;
 mod models;
 mod options;
 pub mod prompts;
+mod quote;
 mod record;
 mod report;
 mod request;
@@ -70,6 +75,7 @@ pub mod stats;
 pub use clock::{Clock, MonotonicClock};
 pub use error::LoadError;
 pub use http1::Endpoint;
+pub use limits::{MAX_REQUEST_TOKENS, MAX_TOKENS_IN_FLIGHT};
 pub use options::{Api, BenchOptions, PromptSource};
 pub use prompts::WordVocabulary;
 pub use record::{FailureKind, OutputTokenSource, RequestError, RequestRecord};

@@ -1,15 +1,21 @@
-//! The model a server serves, for a run that names none: the first id of
-//! `GET /v1/models` (`{"data": [{"id": …}, …]}`), as `vllm bench serve` picks it.
+//! The model a run sends and its context length, from `GET /v1/models`
+//! (`{"data": [{"id": …, "max_model_len": …}, …]}`). With no model named, the first id is the
+//! model, as `vllm bench serve` picks it, and the list must be read. With a model named, the
+//! list is only asked for that model's `max_model_len` (vLLM and SGLang report it), and a
+//! list that cannot be read costs nothing but that number.
 
 use crate::error::LoadError;
 use crate::http1::{BodyDecoder, Endpoint, Http1Client, Step};
 use crate::options::BenchOptions;
-use crate::sse::quote;
+use crate::quote::{quote, quote_text};
 use serde::Deserialize;
 use std::time::Duration as StdDuration;
 
-/// The longest the model list may take (or the run's timeout, when shorter).
+/// The longest the model list may take when it names the model (or the run's timeout, when
+/// shorter).
 const LIST_TIMEOUT: StdDuration = StdDuration::from_secs(30);
+/// The longest it may take when it only gives a named model's context length.
+const CONTEXT_TIMEOUT: StdDuration = StdDuration::from_secs(10);
 /// A model list longer than this is not one.
 const MAX_BODY_BYTES: usize = 4 << 20;
 
@@ -21,30 +27,72 @@ struct ModelList {
 #[derive(Deserialize)]
 struct ModelEntry {
     id: String,
+    /// Read as any value: a server that writes something odd here loses the number, not
+    /// its model list.
+    #[serde(default)]
+    max_model_len: Option<serde_json::Value>,
 }
 
-/// The first model `GET <root>/v1/models` lists.
-pub(crate) async fn first_model(options: &BenchOptions) -> Result<String, LoadError> {
+impl ModelEntry {
+    fn context(&self) -> Option<ModelContext> {
+        let tokens = self.max_model_len.as_ref()?.as_u64().filter(|&n| n > 0)?;
+        Some(ModelContext {
+            max_model_len: tokens,
+        })
+    }
+}
+
+/// The context length a server reported for the model of a run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct ModelContext {
+    /// `max_model_len` of the model's entry in `GET /v1/models`: prompt and output tokens
+    /// of one request together.
+    pub(crate) max_model_len: u64,
+}
+
+/// The model to send and its context, when the server reports one.
+pub(crate) async fn served_model(
+    options: &BenchOptions,
+) -> Result<(String, Option<ModelContext>), LoadError> {
+    if !options.model.is_empty() {
+        let listed = list(options, CONTEXT_TIMEOUT).await.ok();
+        let context = listed
+            .into_iter()
+            .flatten()
+            .find(|entry| entry.id == options.model)
+            .and_then(|entry| entry.context());
+        return Ok((options.model.clone(), context));
+    }
     let endpoint = options.models_url()?;
     let failed = |problem: String| LoadError::ModelDiscovery {
         url: endpoint.to_string(),
         problem,
     };
-    let limit = options.timeout.min(LIST_TIMEOUT);
+    let first = list(options, LIST_TIMEOUT)
+        .await
+        .map_err(failed)?
+        .into_iter()
+        .next()
+        .ok_or_else(|| failed("the list is empty".to_owned()))?;
+    let context = first.context();
+    Ok((first.id, context))
+}
+
+/// The entries of `GET <root>/v1/models`; the error says what went wrong, server text quoted.
+async fn list(options: &BenchOptions, limit: StdDuration) -> Result<Vec<ModelEntry>, String> {
+    let endpoint = options.models_url().map_err(|error| error.to_string())?;
+    let limit = options.timeout.min(limit);
     let (status, body) = tokio::time::timeout(limit, get(&endpoint))
         .await
-        .map_err(|_| failed(format!("no answer within {} s", limit.as_secs_f64())))?
-        .map_err(failed)?;
+        .map_err(|_| format!("no answer within {} s", limit.as_secs_f64()))??;
     if !(200..300).contains(&status) {
-        return Err(failed(format!("HTTP {status}: {}", quote(&body))));
+        return Err(format!("HTTP {status}: {}", quote(&body)));
     }
-    let list: ModelList = serde_json::from_slice(&body)
-        .map_err(|error| failed(format!("not a model list ({error}): {}", quote(&body))))?;
-    list.data
-        .into_iter()
-        .map(|model| model.id)
-        .next()
-        .ok_or_else(|| failed("the list is empty".to_owned()))
+    let list: ModelList = serde_json::from_slice(&body).map_err(|error| {
+        let error = quote_text(&error.to_string());
+        format!("not a model list ({error}): {}", quote(&body))
+    })?;
+    Ok(list.data)
 }
 
 /// `GET endpoint`: the status and the body (at most [`MAX_BODY_BYTES`]).

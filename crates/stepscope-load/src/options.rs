@@ -78,9 +78,10 @@ pub struct BenchOptions {
     pub concurrency: usize,
     /// Measured requests (default 512).
     pub num_prompts: usize,
-    /// Prompt tokens per request (default 1024).
+    /// Prompt tokens per request (default 1024), at most [`crate::MAX_REQUEST_TOKENS`].
     pub input_len: usize,
-    /// Output tokens per request: `max_tokens` with `ignore_eos` (default 1024).
+    /// Output tokens per request: `max_tokens` with `ignore_eos` (default 1024), at most
+    /// [`crate::MAX_REQUEST_TOKENS`].
     pub output_len: usize,
     /// Poisson arrivals at this many requests per second; `None` (default): a request starts
     /// whenever fewer than `concurrency` are in flight.
@@ -126,7 +127,8 @@ impl Default for BenchOptions {
 }
 
 impl BenchOptions {
-    /// Checks ranges and the URL; returns the full endpoint URL.
+    /// Checks ranges (lengths against [`crate::MAX_REQUEST_TOKENS`] too) and the URL; returns
+    /// the full endpoint URL.
     pub fn validate(&self) -> Result<Endpoint, LoadError> {
         let at_least_one = [
             ("concurrency", self.concurrency),
@@ -148,6 +150,7 @@ impl BenchOptions {
         if self.timeout.is_zero() {
             return Err(invalid("timeout", "must be longer than zero"));
         }
+        crate::limits::check_caps(self)?;
         if self.api == Api::Chat && matches!(self.prompts, PromptSource::TokenIds { .. }) {
             return Err(invalid(
                 "prompts",

@@ -1,6 +1,7 @@
 //! What one request measured, and why it failed when it did.
 
 use serde::Serialize;
+use stepscope_model::text::escape_controls;
 use stepscope_model::{Duration, Timestamp};
 
 /// Why a request failed. Each is counted apart in the summary.
@@ -24,7 +25,7 @@ pub enum FailureKind {
     NoTokens,
     /// The response is not HTTP/1.1 (bad status line, header or chunk framing).
     BadResponse,
-    /// In flight when the run was stopped (Ctrl-C, SIGTERM); not a failure of the server.
+    /// In flight when the run was stopped (Ctrl-C, SIGTERM, SIGHUP); not a failure of the server.
     Cancelled,
 }
 
@@ -59,10 +60,17 @@ pub struct RequestError {
 }
 
 impl RequestError {
+    /// A failure of `kind`; control characters left in `detail` are escaped here too, so no
+    /// detail can carry one, whatever text it quotes.
     pub(crate) fn new(kind: FailureKind, detail: impl Into<String>) -> Self {
+        let detail: String = detail.into();
+        let detail = match escape_controls(&detail) {
+            std::borrow::Cow::Borrowed(_) => detail,
+            std::borrow::Cow::Owned(escaped) => escaped,
+        };
         Self {
             kind,
-            detail: detail.into(),
+            detail,
             status: None,
         }
     }

@@ -4,8 +4,9 @@
 
 use crate::clock::Clock;
 use crate::http1::{BodyDecoder, Connection, HeadError, Http1Client, ResponseHead, Step};
+use crate::quote::{quote, quote_text};
 use crate::record::{FailureKind, RequestError, RequestRecord};
-use crate::sse::{StreamRecorder, quote};
+use crate::sse::StreamRecorder;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration as StdDuration;
 use stepscope_model::Timestamp;
@@ -254,7 +255,12 @@ async fn status_failure(mut connection: Connection, head: &ResponseHead) -> Requ
     }
     RequestError {
         kind: FailureKind::HttpStatus,
-        detail: format!("HTTP {} {}: {}", head.status, head.reason, quote(&body)),
+        detail: format!(
+            "HTTP {} {}: {}",
+            head.status,
+            quote_text(&head.reason),
+            quote(&body)
+        ),
         status: Some(head.status),
     }
 }

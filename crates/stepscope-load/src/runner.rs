@@ -5,15 +5,16 @@
 use crate::clock::Clock;
 use crate::error::{LoadError, initial_test_hint};
 use crate::http1::Http1Client;
-use crate::models::first_model;
+use crate::limits::check_context;
+use crate::models::served_model;
 use crate::options::BenchOptions;
 use crate::prompts::{PromptStream, request_body};
 use crate::record::RequestRecord;
 use crate::report::BenchReport;
 use crate::request::{Cancel, RequestContext, send_request};
 use crate::schedule::{Next, Phase};
-use futures_util::StreamExt;
 use futures_util::stream::FuturesUnordered;
+use futures_util::{FutureExt, StreamExt};
 use std::future::Future;
 use std::pin::{Pin, pin};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -90,8 +91,12 @@ impl BenchProgress {
 /// `options.warmup` requests, then `options.num_prompts` measured ones. With no
 /// `options.model`, the model is the first the server lists on `GET /v1/models`.
 ///
+/// Lengths over [`crate::MAX_REQUEST_TOKENS`] are refused before anything is sent, and a
+/// prompt and output that together exceed the model's `max_model_len`, when the server
+/// reports one on `GET /v1/models`, before any request.
+///
 /// The run stops with an error before the warmup when the test request fails (the error
-/// quotes the server's answer). When `stop` completes (the binary passes Ctrl-C and SIGTERM),
+/// quotes the server's answer). When `stop` completes (the binary passes Ctrl-C, SIGTERM and SIGHUP),
 /// no request is started any more, those in flight end at once as cancelled with what they
 /// had streamed, and the report is marked partial. Run it on a current-thread Tokio runtime
 /// with time and I/O enabled (one core drives hundreds of thousands of tokens per second).
@@ -102,16 +107,18 @@ pub async fn run_benchmark<C: Clock>(
     stop: impl Future<Output = ()>,
 ) -> Result<BenchReport, LoadError> {
     options.validate()?;
+    let (model, context) = served_model(options).await?;
     let named;
     let options = if options.model.is_empty() {
         named = BenchOptions {
-            model: first_model(options).await?,
+            model,
             ..options.clone()
         };
         &named
     } else {
         options
     };
+    check_context(options, context)?;
     let endpoint = options.validate()?;
     let client = Http1Client::new(&endpoint, options.concurrency)
         .await
@@ -237,7 +244,16 @@ async fn run_phase<C: Clock, S: Future<Output = ()>>(
     // Capped: a run until stopped asks for a huge count.
     let mut records = Vec::with_capacity(phase.count().min(1 << 16));
     let stopped = loop {
+        let mut launched = false;
         let wait = loop {
+            // A long prompt takes a while to build: between two, the runtime reads its
+            // signals (a yield lets it) and a stop is heeded at once.
+            if launched {
+                tokio::task::yield_now().await;
+                if stop.as_mut().now_or_never().is_some() {
+                    break Err(());
+                }
+            }
             match phase.next(in_flight.len(), context.clock.now()) {
                 Next::Launch {
                     index,
@@ -246,10 +262,14 @@ async fn run_phase<C: Clock, S: Future<Output = ()>>(
                 } => {
                     progress.started.fetch_add(1, Ordering::Relaxed);
                     in_flight.push(send_request(context, index, body, prompt_tokens));
+                    launched = true;
                 }
-                Next::Wait(wait) => break Some(wait),
-                Next::Idle => break None,
+                Next::Wait(wait) => break Ok(Some(wait)),
+                Next::Idle => break Ok(None),
             }
+        };
+        let Ok(wait) = wait else {
+            break true;
         };
         if in_flight.is_empty() && phase.is_exhausted() {
             break false;

@@ -6,6 +6,7 @@
 //! A token chunk is an event whose `choices` array is not empty, as `vllm bench serve` counts
 //! them: TTFT ends at the first, ITL is every gap between two, E2E ends at the last.
 
+use crate::quote::{quote, quote_text};
 use crate::record::{FailureKind, OutputTokenSource, RequestError, RequestRecord};
 use serde::Deserialize;
 use serde::de::{self, Deserializer, IgnoredAny, SeqAccess, Visitor};
@@ -14,8 +15,8 @@ use stepscope_model::{Duration, Timestamp};
 
 /// A line longer than this without a newline is not SSE.
 const MAX_LINE_BYTES: usize = 4 << 20;
-/// Failure details quote at most this much of the offending text.
-const QUOTE_BYTES: usize = 200;
+/// The most gaps reserved for one response before its first byte.
+const MAX_ITL_RESERVE: usize = 1 << 16;
 
 /// Accumulates one response's events and their times.
 #[derive(Debug)]
@@ -41,7 +42,8 @@ impl StreamRecorder {
             partial_line: Vec::new(),
             first_token: None,
             last_token: None,
-            itl: Vec::with_capacity(output_len.saturating_sub(1)),
+            // Capped: the gaps grow as the server streams them, never ahead of it.
+            itl: Vec::with_capacity(output_len.saturating_sub(1).min(MAX_ITL_RESERVE)),
             token_chunks: 0,
             text_chunks: 0,
             prompt_tokens: None,
@@ -111,8 +113,10 @@ impl StreamRecorder {
             self.done = true;
             return Ok(());
         }
-        let chunk: ChunkView = serde_json::from_slice(payload)
-            .map_err(|error| self.bad_line(&format!("holds no chunk object ({error})"), line))?;
+        let chunk: ChunkView = serde_json::from_slice(payload).map_err(|error| {
+            let error = quote_text(&error.to_string());
+            self.bad_line(&format!("holds no chunk object ({error})"), line)
+        })?;
         if chunk.error.is_some() {
             return Err(RequestError::new(
                 FailureKind::ServerError,
@@ -174,17 +178,6 @@ impl StreamRecorder {
             output_tokens_source,
             error: outcome.err(),
         }
-    }
-}
-
-/// At most [`QUOTE_BYTES`] of `bytes` as text, cut at a character boundary.
-pub(crate) fn quote(bytes: &[u8]) -> String {
-    let text = String::from_utf8_lossy(&bytes[..bytes.len().min(QUOTE_BYTES)]);
-    let text = text.trim_end_matches('\u{fffd}');
-    if bytes.len() > QUOTE_BYTES {
-        format!("{text}…")
-    } else {
-        text.to_owned()
     }
 }
 
@@ -386,13 +379,5 @@ mod tests {
         assert!(!recorder.is_done());
         recorder.finish(at(2)).unwrap();
         assert!(recorder.is_done());
-    }
-
-    #[test]
-    fn quotes_are_cut_at_200_bytes_on_a_character() {
-        let long = "é".repeat(150);
-        let quoted = quote(long.as_bytes());
-        assert!(quoted.ends_with('…'));
-        assert_eq!(quoted.chars().count(), 101);
     }
 }

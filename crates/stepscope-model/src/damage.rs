@@ -13,20 +13,29 @@ pub enum DamageKind {
     InvalidTime,
     /// `ts` (or `ts + dur`) orders of magnitude outside the span the rest of the trace
     /// covers, e.g. `0` among epoch timestamps, or a clock off by a day; or a time no clock
-    /// writes in any trace (past the year 2100 or before its negative, a duration longer than
-    /// 30 days), whatever the trace's size.
+    /// writes in any trace (past the year 2100, a duration longer than 30 days, more
+    /// nanoseconds than an `i64` holds).
     AbsurdTime,
     /// A `ph` that does not describe a complete event (`X`) for a category that must be one.
     UnknownPhase,
+    /// A complete event with a launch's correlation id and a duration, in a category the
+    /// reader does not know: GPU work the trace holds but stepscope could not read, so the
+    /// replay that launched it cannot be vouched complete.
+    UnknownCategory,
+    /// A name or kind given as an id into the file's string table that holds no such entry
+    /// (a damaged or cut string table).
+    DanglingReference,
 }
 
 impl DamageKind {
     /// Every kind, in report order.
-    pub const ALL: [DamageKind; 4] = [
+    pub const ALL: [DamageKind; 6] = [
         DamageKind::NegativeDuration,
         DamageKind::InvalidTime,
         DamageKind::AbsurdTime,
         DamageKind::UnknownPhase,
+        DamageKind::UnknownCategory,
+        DamageKind::DanglingReference,
     ];
 
     /// A short stable name for reports (also the import counter's name).
@@ -36,6 +45,8 @@ impl DamageKind {
             DamageKind::InvalidTime => "invalid_time",
             DamageKind::AbsurdTime => "absurd_time",
             DamageKind::UnknownPhase => "unknown_phase",
+            DamageKind::UnknownCategory => "unknown_category",
+            DamageKind::DanglingReference => "dangling_reference",
         }
     }
 
@@ -47,10 +58,16 @@ impl DamageKind {
                 "Events whose `ts` or `dur` is missing, null, not a number or not finite; refused"
             }
             DamageKind::AbsurdTime => {
-                "Events whose time lies orders of magnitude outside the span of the rest of the trace; refused, not clamped"
+                "Events whose time lies orders of magnitude outside the span of the rest of the trace, or where no clock writes one (past the year 2100, longer than 30 days); refused, not clamped"
             }
             DamageKind::UnknownPhase => {
                 "GPU or runtime events whose `ph` is not `X` (a complete event); refused"
+            }
+            DamageKind::UnknownCategory => {
+                "Complete events with a correlation id and a duration in a category stepscope does not know (named in the unknown categories); not read"
+            }
+            DamageKind::DanglingReference => {
+                "Events whose name or kind id points at no entry of the file's string table; refused"
             }
         }
     }

@@ -36,6 +36,7 @@ mod runtime_kind;
 mod stats;
 pub mod switches;
 mod tables;
+pub mod text;
 mod time;
 mod trace;
 

@@ -122,6 +122,14 @@ const CUPTI_BUFFERS: Cure = Cure {
     sources: "pytorch/kineto #1362",
 };
 
+// The trace cannot tell a buffer that filled from a recording that was told to stop: the
+// same tail of launches without GPU work follows both.
+const PROFILER_WINDOW: Cure = Cure {
+    action: "the profiler's own limits or the process's end stopped the GPU recording before the host: a capture range or duration (torch.profiler's schedule and `stop()`, nsys `--duration` or `--capture-range`, rocprofv3 `--collection-period`), or the process exiting or being stopped before the GPU activity was flushed: check how the window was ended, and end it after the last step's GPU work",
+    measured: false,
+    sources: "",
+};
+
 const PROFILER_DEAD: Cure = Cure {
     action: "the profiler recorded no GPU activity for this process: seen for every trace after `_init_for_cuda_graphs()` on ROCm and with CUDA 13 / torch 2.13; restart the server's profiler (or the server) and check a short window first",
     measured: false,
@@ -159,9 +167,13 @@ pub fn cures(pattern: RecordingPattern, platform: Platform) -> Vec<Cure> {
         RecordingPattern::EmptyReplays if platform.is_cuda() => vec![CUDA_WHOLE_REPLAYS],
         RecordingPattern::EmptyReplays => Vec::new(),
         RecordingPattern::PartialReplays => partial_cures(platform),
-        RecordingPattern::RecordingStopped if platform.is_cuda() => vec![CUPTI_BUFFERS],
-        RecordingPattern::RecordingStopped if platform.is_hip() => vec![ROCTRACER_CAP],
-        RecordingPattern::RecordingStopped => vec![ROCTRACER_CAP, CUPTI_BUFFERS],
+        RecordingPattern::RecordingStopped if platform.is_cuda() => {
+            vec![CUPTI_BUFFERS, PROFILER_WINDOW]
+        }
+        RecordingPattern::RecordingStopped if platform.is_hip() => {
+            vec![ROCTRACER_CAP, PROFILER_WINDOW]
+        }
+        RecordingPattern::RecordingStopped => vec![ROCTRACER_CAP, CUPTI_BUFFERS, PROFILER_WINDOW],
         RecordingPattern::NoGpuEvents => vec![PROFILER_DEAD],
         RecordingPattern::KernelsAfterStep => vec![DEFERRED_BURST],
         RecordingPattern::ImplausibleDurations => vec![MISPAIRED_DURATIONS],

@@ -5,8 +5,10 @@
 //! over the destination only once it is complete and flushed. A failed or interrupted write
 //! leaves the destination as it was — an earlier report, or nothing — never half a file;
 //! the temporary file is removed on failure (and by the OS-level rename on success).
-//! A destination that is a symbolic link is replaced by the new file, not written through,
-//! so a link pointing at a trace cannot turn an output into an overwrite of that trace.
+//! A destination that is a symbolic link to a file is written through: the file it points
+//! to is replaced the same way (callers refuse outputs that resolve to an input first). A
+//! destination that is not a regular file — `/dev/stdout`, `/dev/null`, a FIFO — is a
+//! stream, not a file to replace: it is written in place, as any Unix tool would.
 
 use crate::ReportError;
 use std::io::{BufWriter, Write};
@@ -26,6 +28,17 @@ pub fn write_with(
         path: path.to_owned(),
         source,
     };
+    let resolved;
+    let path = match std::fs::metadata(path) {
+        Ok(meta) if !meta.is_file() && !meta.is_dir() => {
+            return stream_into(path, fill).map_err(error);
+        }
+        Ok(meta) if meta.is_file() => {
+            resolved = std::fs::canonicalize(path).map_err(error)?;
+            resolved.as_path()
+        }
+        _ => path,
+    };
     let folder = folder_of(path);
     let name = path
         .file_name()
@@ -43,6 +56,17 @@ pub fn write_with(
     temporary.as_file().sync_all().map_err(error)?;
     temporary.persist(path).map_err(|e| error(e.error))?;
     Ok(())
+}
+
+/// Writes into a stream that exists already (a device, a FIFO, a terminal).
+fn stream_into(
+    path: &Path,
+    fill: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+) -> std::io::Result<()> {
+    let file = std::fs::OpenOptions::new().write(true).open(path)?;
+    let mut writer = BufWriter::new(file);
+    fill(&mut writer)?;
+    writer.flush()
 }
 
 /// Writes `bytes` to `path` atomically.
@@ -64,6 +88,7 @@ fn folder_of(path: &Path) -> PathBuf {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::os::unix::fs::FileTypeExt;
 
     #[test]
     fn a_failed_fill_leaves_the_old_file_and_no_temporary() {
@@ -84,16 +109,28 @@ mod tests {
     }
 
     #[test]
-    fn a_symlink_destination_is_replaced_not_written_through() {
+    fn a_symlink_destination_is_written_through_and_stays_a_link() {
         let dir = tempfile::tempdir().unwrap();
-        let target = dir.path().join("trace.json");
-        std::fs::write(&target, b"trace").unwrap();
-        let link = dir.path().join("out.json");
+        let target = dir.path().join("report.html");
+        std::fs::write(&target, b"old").unwrap();
+        let link = dir.path().join("latest.html");
         std::os::unix::fs::symlink(&target, &link).unwrap();
-        write_bytes(&link, b"export").unwrap();
-        assert_eq!(std::fs::read(&target).unwrap(), b"trace");
-        assert_eq!(std::fs::read(&link).unwrap(), b"export");
-        assert!(!std::fs::symlink_metadata(&link).unwrap().is_symlink());
+        write_bytes(&link, b"new").unwrap();
+        assert_eq!(std::fs::read(&target).unwrap(), b"new");
+        assert!(std::fs::symlink_metadata(&link).unwrap().is_symlink());
+    }
+
+    #[test]
+    fn a_device_is_written_in_place_and_its_failure_is_an_error() {
+        write_bytes(Path::new("/dev/null"), b"x").unwrap();
+        let error = write_bytes(Path::new("/dev/full"), b"x").unwrap_err();
+        assert!(error.to_string().contains("/dev/full"), "{error}");
+        assert!(
+            std::fs::metadata("/dev/full")
+                .unwrap()
+                .file_type()
+                .is_char_device()
+        );
     }
 
     #[test]

@@ -36,16 +36,34 @@ type Records = Vec<Vec<String>>;
 
 fn write(dir: &Path, name: &str, records: &Records) -> Result<PathBuf, ReportError> {
     let path = dir.join(name);
-    let error = |source: std::io::Error| ReportError::Write {
-        path: path.clone(),
-        source,
-    };
-    let mut writer = csv::Writer::from_path(&path).map_err(|e| error(e.into()))?;
-    for record in records {
-        writer.write_record(record).map_err(|e| error(e.into()))?;
-    }
-    writer.flush().map_err(error)?;
+    crate::atomic::write_with(&path, |out| {
+        let mut writer = csv::Writer::from_writer(out);
+        for record in records {
+            for cell in record {
+                writer.write_field(as_text(cell).as_bytes())?;
+            }
+            writer.write_record(std::iter::empty::<&[u8]>())?;
+        }
+        writer.flush()
+    })?;
     Ok(path)
+}
+
+/// A cell as spreadsheets will show it: text that starts like a formula (`=`, `+`, `-`,
+/// `@`, a tab or a carriage return — a kernel name such as `=cmd|' /C calc'!A0`) gets a
+/// leading `'`, which Excel, LibreOffice and Google Sheets take as "this is text" and do not
+/// show; numbers (`-1.5`, `+3`) are written as they are. This is the OWASP rule for CSV
+/// injection; pandas and other programs reading the file see the `'`.
+fn as_text(cell: &str) -> std::borrow::Cow<'_, str> {
+    let formula_like = cell
+        .chars()
+        .next()
+        .is_some_and(|c| matches!(c, '=' | '+' | '-' | '@' | '\t' | '\r'));
+    if formula_like && cell.parse::<f64>().is_err() {
+        std::borrow::Cow::Owned(format!("'{cell}"))
+    } else {
+        std::borrow::Cow::Borrowed(cell)
+    }
 }
 
 fn graphs(document: &Document) -> Records {
@@ -271,4 +289,29 @@ fn strings(items: &[&str]) -> Vec<String> {
 
 fn opt<T: ToString>(value: Option<T>) -> String {
     value.map(|v| v.to_string()).unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::as_text;
+
+    #[test]
+    fn formula_like_text_is_quoted_and_numbers_are_not() {
+        for (cell, shown) in [
+            ("=cmd|' /C calc'!A0", "'=cmd|' /C calc'!A0"),
+            ("+SUM(A1)", "'+SUM(A1)"),
+            ("-2+3+cmd|' /C calc'!A0", "'-2+3+cmd|' /C calc'!A0"),
+            ("@SUM(1)", "'@SUM(1)"),
+            ("\t=1", "'\t=1"),
+            ("\r=1", "'\r=1"),
+            ("-1.5", "-1.5"),
+            ("+3", "+3"),
+            ("-0", "-0"),
+            ("1e-3", "1e-3"),
+            ("Cijk_Alik_Bljk", "Cijk_Alik_Bljk"),
+            ("", ""),
+        ] {
+            assert_eq!(as_text(cell), shown, "{cell:?}");
+        }
+    }
 }

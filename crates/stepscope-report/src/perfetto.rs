@@ -1,13 +1,18 @@
 //! The analysed trace as a Chrome-trace JSON that the Perfetto UI and `chrome://tracing` open
 //! (`analyze --perfetto FILE`).
 //!
-//! What is written: every GPU event (kernels, copies, fills) on a thread per device and stream,
-//! every runtime call on its own process and thread, both with `args.correlation` as Kineto
-//! writes them (so stepscope's own reader reads the file back); each graph replay as a slice
+//! What is written: every GPU event (kernels, copies, fills) on a thread per device and
+//! stream, every runtime call and host annotation (step markers) on its own process and
+//! thread, with `args.correlation` as Kineto writes them (so stepscope's own reader reads the
+//! file back to the same steps and replays); each graph replay as a slice
 //! named with its status (`replay #3 graph 1: EMPTY 0 of 15`) over its kernels, or, when it
 //! recorded none, over the time after its launch where they would have run (its graph's
 //! recorded time) — the gap is seen, not hidden; each step as a slice; each replay with a
-//! problem as an instant event carrying its evidence.
+//! problem as an instant event carrying its evidence; each event refused at import for bad
+//! data as a zero-length slice at its launch (category `stepscope_damaged`, `args` saying
+//! why, its correlation id kept), so that reading the export back ties it to the same replay
+//! and gives the same verdict (a category the reader does not know, with a correlation id and
+//! a duration, damages the replay that launched it).
 //! Perfetto drops `X` events that overlap partially on one thread (google/perfetto #4280):
 //! replay and step slices are spread over as many "lanes" (threads) as their overlaps need,
 //! so every slice on a thread nests strictly.
@@ -44,10 +49,12 @@ pub fn write_perfetto(
     let mut summary = PerfettoSummary::default();
     write_gpu(trace, &mut writer)?;
     write_runtime(trace, &mut writer)?;
+    write_annotations(trace, &mut writer)?;
     let (replays, empty) = write_replays(trace, analysis, &mut writer)?;
     summary.replays = replays;
     summary.empty_replays = empty;
     write_steps(trace, analysis, &mut writer)?;
+    write_damaged(trace, &mut writer)?;
     writer.event(&json!({"ph": "M", "name": "process_name", "pid": STEPSCOPE_PID, "args": {"name": "stepscope: replays, steps, findings"}}))?;
     summary.events = writer.finish()?;
     Ok(summary)
@@ -133,6 +140,57 @@ fn write_runtime<W: Write>(trace: &Trace, writer: &mut EventWriter<W>) -> io::Re
         }))?;
     }
     Ok(())
+}
+
+/// The host annotations (step markers among them) as `user_annotation` slices on their
+/// threads, as Kineto writes them, so that reading the export back finds the same steps.
+fn write_annotations<W: Write>(trace: &Trace, writer: &mut EventWriter<W>) -> io::Result<()> {
+    let spans = &trace.annotations;
+    for row in 0..spans.len() {
+        writer.event(&json!({
+            "ph": "X", "cat": "user_annotation", "name": trace.name(spans.name[row]),
+            "pid": host_pid(trace, spans.process[row]), "tid": tid(spans.thread[row]),
+            "ts": spans.start[row].as_micros_f64(), "dur": spans.duration[row].as_micros_f64(),
+        }))?;
+    }
+    Ok(())
+}
+
+/// The thread of the damaged-event slices, in the stepscope process.
+const DAMAGED_TID: i64 = 999_999;
+
+/// Each event refused at import, at its launch's start (the trace's first event when no host
+/// call has its correlation id), marked with why.
+fn write_damaged<W: Write>(trace: &Trace, writer: &mut EventWriter<W>) -> io::Result<()> {
+    if trace.damaged.events.is_empty() {
+        return Ok(());
+    }
+    let runtime = &trace.runtime;
+    let launches: std::collections::HashMap<u64, Timestamp> = (0..runtime.len())
+        .map(|row| (runtime.correlation[row].0, runtime.start[row]))
+        .collect();
+    let first = trace.gpu.start.iter().chain(&runtime.start).min().copied();
+    for damaged in &trace.damaged.events {
+        let at = launches.get(&damaged.correlation.0).copied().or(first);
+        let table = match damaged.table {
+            stepscope_model::DamagedTable::Gpu => "gpu",
+            stepscope_model::DamagedTable::Runtime => "runtime",
+            stepscope_model::DamagedTable::Annotation => "annotation",
+        };
+        writer.event(&json!({
+            "ph": "X", "cat": "stepscope_damaged",
+            "name": damaged.name.map_or("(refused event)", |n| trace.name(n)),
+            "pid": STEPSCOPE_PID, "tid": DAMAGED_TID,
+            "ts": at.map_or(0.0, Timestamp::as_micros_f64), "dur": 0,
+            "args": {
+                "correlation": damaged.correlation.0,
+                "stepscope_damage": damaged.kind.as_str(),
+                "table": table,
+                "why": damaged.kind.description(),
+            }
+        }))?;
+    }
+    writer.event(&json!({"ph": "M", "name": "thread_name", "pid": STEPSCOPE_PID, "tid": DAMAGED_TID, "args": {"name": "events refused at import (bad data)"}}))
 }
 
 /// Threads for slices that may overlap: each slice goes to the first lane free at its start.

@@ -364,6 +364,7 @@ fn validate(file: &ConfigFile, text: &str) -> Result<(), ServingError> {
             ));
         }
     }
+    validate_characters(file, text)?;
     if config.model.trim().is_empty() {
         return Err(error("model", "the model is empty".to_owned(), None));
     }
@@ -390,6 +391,13 @@ fn validate_numbers(
     config: &ServingConfig,
     error: &dyn Fn(&str, String, Option<&str>) -> ServingError,
 ) -> Result<(), ServingError> {
+    if config.server.port == Some(0) {
+        return Err(error(
+            "server.port",
+            "port 0 is not a port a server can be reached at: it asks the system for any free port, so stepscope would wait on a port nothing listens on".to_owned(),
+            Some("give the port the server listens on (1 to 65535), or leave `port` out for the framework's default"),
+        ));
+    }
     let load = &config.load;
     for (key, value) in [
         ("load.concurrency", load.concurrency),
@@ -421,6 +429,105 @@ fn validate_numbers(
         }
     }
     Ok(())
+}
+
+/// Every word that reaches the server or its command line (model, image, host, launcher,
+/// arguments, container arguments, environment values, output folder) holds no control
+/// character but tab and line feed: a NUL ends an argument or environment value at the
+/// system call, so the server would get another value than the config's, and the others
+/// (escape, carriage return, backspace, ...) are typing accidents that rewrite a terminal
+/// showing the command. Tab and line feed are whitespace a quoted word, a value and JSON
+/// carry intact (a `|` block scalar ends with a line feed).
+fn validate_characters(file: &ConfigFile, text: &str) -> Result<(), ServingError> {
+    for (key, line, value) in words(file, text) {
+        let Some((at, character)) = control_character(&value) else {
+            continue;
+        };
+        let nul = if character == '\0' {
+            ": the system ends an argument or environment value at a NUL, so the server would get a cut-off value"
+        } else {
+            ""
+        };
+        return Err(config_error(
+            &file.path,
+            (line, 0),
+            Some(key),
+            format!(
+                "the value holds the control character {} at character {}{nul}",
+                character_name(character),
+                at + 1
+            ),
+            Some(
+                "remove it (a YAML escape such as \"\\0\" or \"\\e\" puts one there); tabs and line feeds are allowed"
+                    .to_owned(),
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// Each word that reaches the server or its command line: `(dotted key, line, value)`.
+fn words(file: &ConfigFile, text: &str) -> Vec<(String, usize, String)> {
+    let config = &file.config;
+    let one = |key: &str, value: &str| (key.to_owned(), key_line(text, key), value.to_owned());
+    let listed = |key: &str, values: &[String]| -> Vec<(String, usize, String)> {
+        let line = key_line(text, key);
+        values
+            .iter()
+            .enumerate()
+            .map(|(at, value)| (format!("{key}[{at}]"), line, value.clone()))
+            .collect()
+    };
+    let mut all = vec![
+        one("model", &config.model),
+        one("output_dir", &config.output_dir.to_string_lossy()),
+    ];
+    all.extend(config.image.iter().map(|image| one("image", image)));
+    all.extend(
+        config
+            .server
+            .host
+            .iter()
+            .map(|host| one("server.host", host)),
+    );
+    all.extend(listed(
+        "server.launcher",
+        config.server.launcher.as_deref().unwrap_or_default(),
+    ));
+    all.extend(listed("server.args", &config.server.args));
+    all.extend(listed("container_args", &config.container_args));
+    all.extend(config.envs.iter().map(|(name, value)| {
+        let line = file.env_lines.get(name).copied().unwrap_or(file.envs_line);
+        (format!("envs.{name}"), line, value.clone())
+    }));
+    all
+}
+
+/// The first control character of `value` other than tab and line feed, by character index.
+pub fn control_character(value: &str) -> Option<(usize, char)> {
+    value
+        .chars()
+        .enumerate()
+        .find(|&(_, c)| c.is_control() && c != '\t' && c != '\n')
+}
+
+/// `U+0000 (NUL)`, `U+001B (ESC)`, ...
+fn character_name(character: char) -> String {
+    const C0: [&str; 32] = [
+        "NUL", "SOH", "STX", "ETX", "EOT", "ENQ", "ACK", "BEL", "BS", "TAB", "LF", "VT", "FF",
+        "CR", "SO", "SI", "DLE", "DC1", "DC2", "DC3", "DC4", "NAK", "SYN", "ETB", "CAN", "EM",
+        "SUB", "ESC", "FS", "GS", "RS", "US",
+    ];
+    let code = u32::from(character);
+    let name = match code {
+        0..=31 => C0.get(code as usize).copied(),
+        127 => Some("DEL"),
+        _ => None,
+    };
+    match name {
+        Some(name) => format!("U+{code:04X} ({name})"),
+        None => format!("U+{code:04X}"),
+    }
 }
 
 /// Line of a dotted key such as `load.concurrency` (0 when not found).

@@ -36,6 +36,10 @@ fn main() -> ExitCode {
         Ok(Outcome::Signalled(signal)) => ExitCode::from(u8::try_from(128 + signal).unwrap_or(130)),
         Ok(Outcome::RunFailed) => ExitCode::from(4),
         Err(error) if output::is_broken_pipe(&error) => ExitCode::SUCCESS,
+        Err(error) if output::is_write_failure(&error) => {
+            output::print_error(&error);
+            ExitCode::from(2)
+        }
         Err(error) => {
             output::print_error(&error);
             ExitCode::from(1)

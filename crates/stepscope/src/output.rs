@@ -2,11 +2,21 @@
 
 use std::io::Write;
 
-/// Writes `text` to stdout.
-pub fn print(text: &str) -> std::io::Result<()> {
+/// Writes `text` to stdout. A failure (a full disk behind `> out.json`) is an output that
+/// could not be written, as for a file flag: [`is_write_failure`], exit 2.
+///
+/// # Errors
+///
+/// The write or flush failed (a closed pipe too: [`is_broken_pipe`] tells it apart).
+pub fn print(text: &str) -> Result<(), stepscope_report::ReportError> {
     let mut stdout = std::io::stdout().lock();
-    stdout.write_all(text.as_bytes())?;
-    stdout.flush()
+    let written = stdout
+        .write_all(text.as_bytes())
+        .and_then(|()| stdout.flush());
+    written.map_err(|source| stepscope_report::ReportError::Write {
+        path: std::path::PathBuf::from("standard output"),
+        source,
+    })
 }
 
 /// Whether the error is a closed pipe (`stepscope … | head`), which is not a failure.
@@ -15,6 +25,17 @@ pub fn is_broken_pipe(error: &anyhow::Error) -> bool {
         .chain()
         .filter_map(|cause| cause.downcast_ref::<std::io::Error>())
         .any(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+}
+
+/// Whether the error is an output that could not be written (a report, an export, a
+/// table): exit 2, the same as any other problem the user can fix, never the internal
+/// error's 1, whichever flag's file it was.
+pub fn is_write_failure(error: &anyhow::Error) -> bool {
+    error.chain().any(|cause| {
+        cause
+            .downcast_ref::<stepscope_report::ReportError>()
+            .is_some()
+    })
 }
 
 /// Prints `error: …` and each `Caused by: …` to stderr.

@@ -152,17 +152,27 @@ fn describe(
     }
 }
 
-/// Graph launch calls the importer refused (bad times, unknown phase).
+/// Graph launch calls the importer refused (bad times, unknown phase), and refused calls
+/// whose name could not be read (an id into a damaged string table) that GPU work is linked
+/// to: any of them may have been a graph launch, so its replay cannot be vouched for.
 fn refused_graph_launches(trace: &Trace) -> u32 {
-    trace
+    let refused = trace
         .damaged
         .events
         .iter()
-        .filter(|e| e.table == DamagedTable::Runtime)
-        .filter(|e| {
-            e.name.is_some_and(|n| {
-                RuntimeCallKind::classify(trace.name(n)) == RuntimeCallKind::GraphLaunch
-            })
+        .filter(|e| e.table == DamagedTable::Runtime);
+    let unnamed = refused.clone().any(|e| e.name.is_none());
+    let launched: rustc_hash::FxHashSet<u64> = if unnamed {
+        trace.gpu.correlation.iter().map(|c| c.0).collect()
+    } else {
+        rustc_hash::FxHashSet::default()
+    };
+    refused
+        .filter(|e| match e.name {
+            Some(name) => {
+                RuntimeCallKind::classify(trace.name(name)) == RuntimeCallKind::GraphLaunch
+            }
+            None => e.correlation.0 != 0 && launched.contains(&e.correlation.0),
         })
         .count() as u32
 }

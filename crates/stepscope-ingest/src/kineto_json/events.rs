@@ -48,8 +48,34 @@ fn classify_category(category: &str) -> CategoryClass {
         | "python_function_call"
         | "cuda_sync"
         | "Sync" => C::Ignored,
-        other if other.eq_ignore_ascii_case("kernel") => C::Gpu(GpuEventKind::Kernel),
-        _ => C::Unknown,
+        other => classify_loosely(other.trim()),
+    }
+}
+
+/// A category written with other case or stray spaces (`"kernel "`, `"KERNEL"`,
+/// `"Gpu_Memcpy"`) is read as what it names, not as an unknown one.
+fn classify_loosely(category: &str) -> CategoryClass {
+    use CategoryClass as C;
+    let is = |name: &str| category.eq_ignore_ascii_case(name);
+    if is("kernel") {
+        C::Gpu(GpuEventKind::Kernel)
+    } else if is("gpu_memcpy") || is("memcpy") {
+        C::Gpu(GpuEventKind::Memcpy)
+    } else if is("gpu_memset") || is("memset") {
+        C::Gpu(GpuEventKind::Memset)
+    } else if [
+        "cuda_runtime",
+        "cuda_driver",
+        "runtime",
+        "driver",
+        "hip_runtime",
+    ]
+    .iter()
+    .any(|name| is(name))
+    {
+        C::Runtime
+    } else {
+        C::Unknown
     }
 }
 
@@ -187,13 +213,26 @@ fn add_complete_event(builder: &mut TraceBuilder, event: &RawEvent<'_>) {
         CategoryClass::CpuOp => add_cpu_op(builder, event),
         CategoryClass::PythonFunction => builder.counts_mut().python_functions += 1,
         CategoryClass::Ignored => {}
-        CategoryClass::Unknown => {
-            *builder
-                .stats_mut()
-                .unknown_categories
-                .entry(category.0.to_string())
-                .or_default() += 1;
-        }
+        CategoryClass::Unknown => add_unknown(builder, event, &category.0),
+    }
+}
+
+/// Counts an event of a category the reader does not know by its name; one that carries a
+/// correlation id and a duration is GPU or host work tied to a launch, so it is also
+/// recorded as damage against that launch (its replay cannot be vouched complete).
+fn add_unknown(builder: &mut TraceBuilder, event: &RawEvent<'_>, category: &str) {
+    *builder
+        .stats_mut()
+        .unknown_categories
+        .entry(category.to_string())
+        .or_default() += 1;
+    if correlation_of(event).0 != 0 && event.dur.is_some() {
+        add_damaged(
+            builder,
+            event,
+            DamageKind::UnknownCategory,
+            DamagedTable::Gpu,
+        );
     }
 }
 

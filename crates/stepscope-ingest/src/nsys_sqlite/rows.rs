@@ -12,8 +12,9 @@ use rusqlite::Row;
 use rusqlite::types::ValueRef;
 use rustc_hash::FxHashMap;
 use stepscope_model::{
-    AnnotationRecord, CorrelationId, Duration, GpuEventKind, GpuEventRecord, ProcessId,
-    RuntimeCallKind, RuntimeCallRecord, StreamId, ThreadId, Timestamp, TraceBuilder,
+    AnnotationRecord, CorrelationId, DamageKind, DamagedEvent, DamagedTable, Duration,
+    GpuEventKind, GpuEventRecord, ProcessId, RuntimeCallKind, RuntimeCallRecord, StreamId,
+    ThreadId, Timestamp, TraceBuilder,
 };
 
 /// The runtime (and driver) API call table.
@@ -110,13 +111,35 @@ fn text<'r>(row: &'r Row<'_>, column: usize) -> Option<&'r str> {
     }
 }
 
-/// Start and duration of a row's `start`/`end` columns (ns); `None` when not integers or
-/// reversed.
-fn span(row: &Row<'_>, start: usize) -> Option<(Timestamp, Duration)> {
-    let begin = integer(row, start)?;
-    let end = integer(row, start + 1)?;
-    let length = end.checked_sub(begin).filter(|length| *length >= 0)?;
-    Some((Timestamp::from_nanos(begin), Duration::from_nanos(length)))
+/// Start and duration of a row's `start`/`end` columns (ns); the damage when not integers
+/// or reversed.
+fn span(row: &Row<'_>, start: usize) -> Result<(Timestamp, Duration), DamageKind> {
+    let invalid = DamageKind::InvalidTime;
+    let begin = integer(row, start).ok_or(invalid)?;
+    let end = integer(row, start + 1).ok_or(invalid)?;
+    let length = end.checked_sub(begin).ok_or(invalid)?;
+    if length < 0 {
+        return Err(DamageKind::NegativeDuration);
+    }
+    Ok((Timestamp::from_nanos(begin), Duration::from_nanos(length)))
+}
+
+/// A row refused for its time, as damage with its correlation id and name, so analysis ties
+/// it to its replay (as every reader does).
+fn refuse(
+    builder: &mut TraceBuilder,
+    (kind, table): (DamageKind, DamagedTable),
+    correlation: CorrelationId,
+    name: &str,
+) -> Option<()> {
+    let name = Some(builder.intern(name));
+    builder.add_damaged(DamagedEvent {
+        kind,
+        table,
+        correlation,
+        name,
+    });
+    None
 }
 
 /// The tables of GPU work.
@@ -207,10 +230,10 @@ pub(super) fn add_gpu_event(
     table: GpuTable,
     state: &mut ReadState,
 ) -> Option<()> {
-    let (start, duration) = span(row, 0)?;
     let device = integer(row, 2).and_then(|d| u32::try_from(d).ok());
     let stream = integer(row, 3).and_then(|s| u32::try_from(s).ok());
     let pid = integer(row, 5).map_or(0, pid_of);
+    let correlation = correlation(pid, integer(row, 4).unwrap_or(0));
     // Newer schemas write the graph id; CUPTI also packs it into the top 32 bits of the
     // node id. 0 (or NULL): not launched by a graph.
     let graph_id = integer(row, 6)
@@ -223,6 +246,10 @@ pub(super) fn add_gpu_event(
         GpuTable::Memcpy => copy_name(integer(row, 8)),
         GpuTable::Memset => "Memset (Device)",
     };
+    let (start, duration) = match span(row, 0) {
+        Ok(span) => span,
+        Err(kind) => return refuse(builder, (kind, DamagedTable::Gpu), correlation, name),
+    };
     let event = GpuEventRecord {
         kind: table.kind(),
         name: builder.intern(name),
@@ -231,7 +258,7 @@ pub(super) fn add_gpu_event(
         stream: StreamId(stream.unwrap_or(0)),
         start,
         duration,
-        correlation: correlation(pid, integer(row, 4).unwrap_or(0)),
+        correlation,
         graph_id,
     };
     builder.add_gpu_event(event);
@@ -264,10 +291,14 @@ pub(super) fn add_runtime_call(
         state.backtrace_rows += 1;
         return Some(());
     }
-    let (start, duration) = span(row, 0)?;
     let global = integer(row, 2).unwrap_or(0);
     let pid = pid_of(global);
     let name = text(row, 4).unwrap_or_default();
+    let correlation = correlation(pid, integer(row, 3).unwrap_or(0));
+    let (start, duration) = match span(row, 0) {
+        Ok(span) => span,
+        Err(kind) => return refuse(builder, (kind, DamagedTable::Runtime), correlation, name),
+    };
     let call = RuntimeCallRecord {
         kind: RuntimeCallKind::classify(name),
         name: builder.intern(name),
@@ -275,7 +306,7 @@ pub(super) fn add_runtime_call(
         thread: ThreadId::Number(tid_of(global)),
         start,
         duration,
-        correlation: correlation(pid, integer(row, 3).unwrap_or(0)),
+        correlation,
         launched_kernel: None,
     };
     builder.add_runtime_call(call);
@@ -300,7 +331,7 @@ pub(super) fn add_range(
     builder: &mut TraceBuilder,
     state: &mut ReadState,
 ) -> Option<()> {
-    let (start, duration) = span(row, 0)?;
+    let (start, duration) = span(row, 0).ok()?;
     let global = integer(row, 2).unwrap_or(0);
     let Some(name) = text(row, 3) else {
         state.unnamed_ranges += 1;

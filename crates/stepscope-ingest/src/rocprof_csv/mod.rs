@@ -15,7 +15,9 @@
 //! Timestamps are nanoseconds. rocprof v2 and omniperf end kernel names with ` (.kd)`
 //! (the code object's kernel descriptor): stripped, so names match the other formats'.
 //! A row that cannot be read (a ragged row, a timestamp that is not a number, an end before
-//! its start) is skipped and counted, never fatal; a table with a column missing is an
+//! its start) is skipped and counted, never fatal, and refused as damage with whatever of its
+//! correlation id and name reads, so analysis ties it to the replay it belongs to, as for
+//! the Kineto reader (bad data, not a runtime symptom); a table with a column missing is an
 //! error naming the file's table and the column.
 
 mod columns;
@@ -23,8 +25,9 @@ mod columns;
 use crate::IngestError;
 use columns::{Columns, Table};
 use stepscope_model::{
-    CorrelationId, Duration, GpuEventKind, GpuEventRecord, ProcessId, RuntimeCallKind,
-    RuntimeCallRecord, Severity, StreamId, ThreadId, Timestamp, TraceBuilder,
+    CorrelationId, DamageKind, DamagedEvent, DamagedTable, Duration, GpuEventKind, GpuEventRecord,
+    ProcessId, RuntimeCallKind, RuntimeCallRecord, Severity, StreamId, ThreadId, Timestamp,
+    TraceBuilder,
 };
 
 /// Whether `head` starts like a rocprof CSV table: a header line naming a kernel, HIP API or
@@ -165,13 +168,18 @@ fn read_table(
     let mut skipped = 0_u64;
     // The last row that did not read: its line and byte.
     let mut last_failed = None;
+    // Rows refused as damage; the last is not damage when the table was cut inside it.
+    let mut damaged: Vec<DamagedEvent> = Vec::new();
     for record in reader.records() {
         builder.counts_mut().events += 1;
         let (read, position) = match record {
-            Ok(row) => (
-                add_row((table, &columns), &row, unnamed_process, builder),
-                row.position().cloned(),
-            ),
+            Ok(row) => {
+                let read = add_row((table, &columns), &row, unnamed_process, builder);
+                if let Err(kind) = read {
+                    damaged.push(refused_row((table, &columns), &row, kind, builder));
+                }
+                (read.ok(), row.position().cloned())
+            }
             Err(e) => (None, e.position().cloned()),
         };
         last_failed = match read {
@@ -184,15 +192,24 @@ fn read_table(
     }
     if let Some((line, byte)) = last_failed.filter(|_| !input.bytes.ends_with(b"\n")) {
         skipped -= 1;
+        damaged.pop();
         cut_short(input.label, (line, byte), allow_truncated, builder)?;
     }
+    finish_table(builder, damaged, skipped);
+    Ok(table)
+}
+
+/// Records a table's refused rows as damage, and how many rows were skipped.
+fn finish_table(builder: &mut TraceBuilder, damaged: Vec<DamagedEvent>, skipped: u64) {
+    damaged
+        .into_iter()
+        .for_each(|event| builder.add_damaged(event));
     builder.stats_mut().add(
         "rocprof_csv_rows_skipped",
         Severity::DataLoss,
-        "Rows of a rocprof CSV table that could not be read (too few fields, a timestamp that is not a number, an end before its start) were skipped",
+        "Rows of a rocprof CSV table that could not be read (too few fields, a timestamp that is not a number, an end before its start) were skipped (refused as damage)",
         skipped,
     );
-    Ok(table)
 }
 
 /// A table that ends inside its last row: the error, or with `allow_truncated` the trace
@@ -231,29 +248,65 @@ fn csv_error(label: &str, line: u64, message: &str) -> IngestError {
     }
 }
 
-/// Adds one row; `None` when a field it needs is missing or not a number.
+/// A row that did not read, as damage: its correlation id and name where they read.
+fn refused_row(
+    (table, columns): (Table, &Columns),
+    row: &csv::StringRecord,
+    kind: DamageKind,
+    builder: &mut TraceBuilder,
+) -> DamagedEvent {
+    let correlation = columns
+        .correlation
+        .and_then(|index| row.get(index)?.trim().parse::<u64>().ok())
+        .unwrap_or(0);
+    let name = columns
+        .name
+        .and_then(|index| row.get(index))
+        .map(|name| builder.intern(name.trim()));
+    DamagedEvent {
+        kind,
+        table: match table {
+            Table::HipApi => DamagedTable::Runtime,
+            Table::Kernel | Table::MemoryCopy => DamagedTable::Gpu,
+        },
+        correlation: CorrelationId(correlation),
+        name,
+    }
+}
+
+/// Adds one row; the damage when a field it needs is missing or not a number
+/// ([`DamageKind::InvalidTime`] for times, as for a ragged row) or it ends before it starts.
 fn add_row(
     (table, columns): (Table, &Columns),
     row: &csv::StringRecord,
     unnamed_process: Option<ProcessId>,
     builder: &mut TraceBuilder,
-) -> Option<()> {
+) -> Result<(), DamageKind> {
     let number = |index: Option<usize>| -> Option<i64> { row.get(index?)?.trim().parse().ok() };
-    let start = number(columns.start)?;
-    let end = number(columns.end)?;
-    if end < start || start < 0 {
-        return None;
+    let invalid = DamageKind::InvalidTime;
+    let start = number(columns.start).ok_or(invalid)?;
+    let end = number(columns.end).ok_or(invalid)?;
+    if start < 0 {
+        return Err(invalid);
+    }
+    if end < start {
+        return Err(DamageKind::NegativeDuration);
     }
     let start_time = Timestamp::from_nanos(start);
     let duration = Duration::from_nanos(end - start);
-    let correlation = CorrelationId(u64::try_from(number(columns.correlation)?).unwrap_or(0));
+    let correlation = number(columns.correlation).ok_or(invalid)?;
+    let correlation = CorrelationId(u64::try_from(correlation).unwrap_or(0));
     let process = match number(columns.process) {
         Some(pid) => builder.process_number(pid),
         None => unnamed_process.unwrap_or_else(|| builder.process_label("rocprof")),
     };
     match table {
         Table::HipApi => {
-            let name = row.get(columns.name?)?.trim();
+            let name = columns
+                .name
+                .and_then(|index| row.get(index))
+                .ok_or(invalid)?;
+            let name = name.trim();
             let thread = ThreadId::Number(number(columns.thread).unwrap_or(0));
             let call = RuntimeCallRecord {
                 kind: RuntimeCallKind::classify(name),
@@ -268,7 +321,7 @@ fn add_row(
             builder.add_runtime_call(call);
         }
         Table::Kernel | Table::MemoryCopy => {
-            let name = gpu_name(table, columns, row)?;
+            let name = gpu_name(table, columns, row).ok_or(invalid)?;
             let event = GpuEventRecord {
                 kind: if table == Table::Kernel {
                     GpuEventKind::Kernel
@@ -287,7 +340,7 @@ fn add_row(
             builder.add_gpu_event(event);
         }
     }
-    Some(())
+    Ok(())
 }
 
 /// A kernel's name without rocprof v2's ` (.kd)`; a copy's as `Memcpy <direction>`.

@@ -76,7 +76,11 @@ fn a_wrong_path_is_a_404_with_a_hint_about_the_url() {
     let (_, text) = refused(&options);
     assert!(text.contains("HTTP 404 Not Found"), "{text}");
     assert!(text.contains("`--url`"), "{text}");
-    assert_eq!(paths(&server), ["POST /api/v1/completions"]);
+    // The model list is asked for the named model's context length first.
+    assert_eq!(
+        paths(&server),
+        ["GET /api/v1/models", "POST /api/v1/completions"]
+    );
 }
 
 #[test]
@@ -125,7 +129,9 @@ fn an_openai_base_url_ending_in_v1_reaches_v1_completions() {
             report.settings.url,
             format!("{}/v1/completions", server.base_url())
         );
-        assert_eq!(paths(&server), vec!["POST /v1/completions"; 5], "{suffix}");
+        let mut expected = vec!["GET /v1/models"];
+        expected.extend(["POST /v1/completions"; 5]);
+        assert_eq!(paths(&server), expected, "{suffix}");
     }
 }
 

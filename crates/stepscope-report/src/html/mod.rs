@@ -108,6 +108,8 @@ struct FileData {
     timeline: Timeline,
     /// Per finding, as the terminal says it: `[replay, why]`.
     findings: Vec<(String, String)>,
+    /// How to settle unverified sizes, as the terminal says it, when a replay's is.
+    settle: Option<&'static str>,
 }
 
 /// Timeline bins for a page whose files have `rows` graph rows in all.
@@ -139,6 +141,12 @@ fn section_data<'a>(section: &'a Section<'a>, bins: u32) -> SectionData<'a> {
                     .iter()
                     .map(finding_text)
                     .collect(),
+                settle: file
+                    .replay_coverage
+                    .findings
+                    .iter()
+                    .any(|f| f.kind == "UnverifiedReplay")
+                    .then_some(crate::schema::HOW_TO_SETTLE),
             })
             .collect(),
     }
@@ -225,16 +233,14 @@ fn fill(template: &str, values: &[(&str, &str)]) -> String {
     out
 }
 
-/// Writes the page to `path`; returns its size in bytes.
+/// Writes the page to `path` (whole or not at all: [`crate::atomic`]); returns its size in
+/// bytes.
 ///
 /// # Errors
 ///
 /// The file cannot be written.
 pub fn write<T: Serialize>(page: &Page<'_, T>, path: &Path) -> Result<usize, ReportError> {
     let html = render(page);
-    std::fs::write(path, &html).map_err(|source| ReportError::Write {
-        path: path.to_path_buf(),
-        source,
-    })?;
+    crate::atomic::write_bytes(path, html.as_bytes())?;
     Ok(html.len())
 }

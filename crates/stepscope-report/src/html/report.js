@@ -65,11 +65,11 @@
     return us.toFixed(1) + " µs";
   }
   function verdictWord(v) {
-    return { unverified: "COMPLETE AS FAR AS THE TRACE SHOWS", "no-events": "NO EVENTS" }[v] || v.toUpperCase();
+    return { unverified: "UNVERIFIED (complete as far as the trace shows)", "no-events": "NO-EVENTS" }[v] || v.toUpperCase();
   }
   function verdictClass(v) {
     if (v === "complete") return "good";
-    if (["incomplete", "damaged", "mistimed", "no-events", "unreadable"].includes(v)) return "bad";
+    if (["incomplete", "damaged", "mistimed", "no-events", "unreadable", "partial"].includes(v)) return "bad";
     return "warn";
   }
   function completenessText(n) {
@@ -124,8 +124,9 @@
   }
 
   // ---- key numbers -----------------------------------------------------------------
+  // A trace without graph replays gets no replay shares: "100% recorded" of none misleads.
   function keyNumbers(numbers, breakdown, scope) {
-    const items = [
+    const items = numbers.replays === 0 ? [["replays", 0, "graph replays in the trace"]] : [
       ["replays", numbers.replays, "graph replays"],
       ["recorded_replays", numbers.recorded_replays, "recorded"],
       ["short_replays", numbers.short_replays, "short"],
@@ -320,9 +321,10 @@
     }
     const f = file.replay_coverage.findings[index];
     const [what, why] = data.findings[index];
-    const lines = [f.kind + " " + what, "why: " + why, "launched at " + micros(f.launch_ts_us) + " (host clock)"];
-    if (f.evidence) lines.push("evidence: " + JSON.stringify(f.evidence));
-    return lines.join("\n");
+    // Times as the timeline's axis shows them (ms from the first replay's launch); the
+    // evidence is in `why`, worded as the terminal words it.
+    const at = (f.launch_ts_us - data.timeline.start_us) / 1e3;
+    return [f.kind + " " + what, "why: " + why, "launched at " + at.toFixed(2) + " ms on the timeline"].join("\n");
   }
 
   // ---- breakdown charts ------------------------------------------------------------
@@ -421,6 +423,10 @@
   function findingsTable(file, data) {
     const findings = file.replay_coverage.findings;
     if (!findings.length) return note("No replay with a problem.");
+    if (data.settle) return el("div", {}, findingsRows(findings, data), el("p", { class: "note", data: { settle: "" } }, "to settle: " + data.settle));
+    return findingsRows(findings, data);
+  }
+  function findingsRows(findings, data) {
     const rows = findings.map((f, i) => ({
       kind: f.kind, replay: f.replay, graph: f.graph ?? "unknown", step: f.step,
       nodes: f.recorded_nodes, what: data.findings[i][0], why: data.findings[i][1],
@@ -513,7 +519,7 @@
       const rect = svg("rect", {
         x: i * step + (step - bar) / 2, y: BASE - h, width: bar, height: h, fill: CLASS_COLOR[verdictClass(n.verdict) === "good" ? "complete" : verdictClass(n.verdict) === "bad" ? "empty" : "short"],
         style: "cursor:pointer", onclick: () => { select.value = String(index); select.dispatchEvent(new Event("change")); },
-      }, svg("title", {}, `${fileTitle(file)}: ${verdictWord(n.verdict)}, ${n.recorded_replays} of ${n.replays} replays recorded (${percent(n.coverage)})`));
+      }, svg("title", {}, `${fileTitle(file)}: ${verdictWord(n.verdict)}, ` + (n.replays > 0 ? `${n.recorded_replays} of ${n.replays} replays recorded (${percent(n.coverage)})` : "no graph replays")));
       chart.append(rect);
       if (i % every === 0) chart.append(svg("text", { x: i * step + step / 2, y: BASE + 14, "text-anchor": "middle", class: "muted" }, file.rank ?? index));
     });
@@ -589,6 +595,10 @@
   function comparisonView(comparison) {
     const d = comparison.document;
     const parts = [el("h2", {}, "Comparison: BASE → NEW"), el("div", { class: "nums" }, sideCard("base", d.base), sideCard("new", d.new))];
+    for (const u of d.unusable_sides || []) {
+      parts.push(el("div", { class: "refused", data: { unusable: u.side } },
+        el("b", {}, `${u.side.toUpperCase()} cannot be compared${d.forced ? " (compared anyway: --force)" : ""}`), "\n", u.reason, "\nfix: " + u.fix));
+    }
     for (const r of d.refused) {
       parts.push(el("div", { class: "refused", data: { refused: r.stage } },
         el("b", {}, `${r.stage.toUpperCase()} not compared`), "\n", r.sides.map((s) => s.explanation).join("\n"), "\nfix: " + r.fix));

@@ -38,6 +38,20 @@ pub struct DiffDocument {
     /// What to keep in mind reading the numbers (unverified sides, partial reads, sides
     /// assigned to stages differently).
     pub notes: Vec<String>,
+    /// Sides that cannot be compared at all (a file that could not be read, a read cut
+    /// short, no GPU events): without `--force` no stage is compared.
+    pub unusable_sides: Vec<UnusableSide>,
+}
+
+/// A side that cannot be compared, and why.
+#[derive(Debug, Clone, Serialize)]
+pub struct UnusableSide {
+    /// `base` or `new`.
+    pub side: &'static str,
+    /// Why, as a sentence.
+    pub reason: String,
+    /// How to get a comparison.
+    pub fix: String,
 }
 
 /// One side as given, and its replay coverage.
@@ -256,7 +270,31 @@ impl DiffDocument {
             refused,
             forced,
             notes,
+            unusable_sides: Vec::new(),
         }
+    }
+
+    /// Records sides that cannot be compared. Without `force` no stage is compared; with
+    /// it the stages stay, marked forced, and each side's reason becomes a note.
+    #[must_use]
+    pub fn with_unusable_sides(mut self, unusable: Vec<UnusableSide>, force: bool) -> Self {
+        if unusable.is_empty() {
+            return self;
+        }
+        if force {
+            self.forced = true;
+            for side in &unusable {
+                self.notes.push(format!(
+                    "{} compared because of --force: {}",
+                    side.side.to_uppercase(),
+                    side.reason
+                ));
+            }
+        } else {
+            self.stages.clear();
+        }
+        self.unusable_sides = unusable;
+        self
     }
 }
 

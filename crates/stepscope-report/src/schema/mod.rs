@@ -48,20 +48,10 @@ fn share(part: Duration, whole: Duration) -> f64 {
 }
 
 /// `text` with control characters (C0, DEL, C1) escaped as `\u{..}`: text from a trace is
-/// untrusted, and a terminal obeys what it prints.
+/// untrusted, and a terminal obeys what it prints. The rule is
+/// [`stepscope_model::text::escape_controls`], the one every command uses.
 pub fn text(raw: &str) -> String {
-    if !raw.chars().any(char::is_control) {
-        return raw.to_owned();
-    }
-    raw.chars()
-        .map(|c| {
-            if c.is_control() {
-                format!("\\u{{{:x}}}", u32::from(c))
-            } else {
-                c.to_string()
-            }
-        })
-        .collect()
+    stepscope_model::text::escape_controls(raw).into_owned()
 }
 
 /// The whole document.
@@ -88,6 +78,33 @@ pub struct Document {
 
 /// The top-level verdict word when an input could not be read.
 pub const UNREADABLE: &str = "unreadable";
+
+/// The top-level verdict word when an input was read only up to a break
+/// (`--allow-truncated`) and nothing worse was found in what was read.
+pub const PARTIAL: &str = "partial";
+
+/// The verdict of every input together: `unreadable` when a file could not be read, else
+/// `no-events` when a file holds no events (a rank that recorded nothing is missing work,
+/// whatever the other ranks show), else the worst file verdict — `partial` instead of a
+/// passing one (complete, unverified, no-replays) when a file was read only up to a break.
+pub fn overall_verdict(
+    verdicts: &[stepscope_analysis::passes::replay_coverage::Verdict],
+    failed_files: usize,
+    partial_files: usize,
+) -> &'static str {
+    use stepscope_analysis::passes::replay_coverage::Verdict;
+    if failed_files > 0 {
+        return UNREADABLE;
+    }
+    if verdicts.contains(&Verdict::NoEvents) {
+        return Verdict::NoEvents.as_str();
+    }
+    let worst = stepscope_analysis::combine::combine_verdicts(verdicts.iter().copied());
+    if partial_files > 0 && !worst.fails_gate(false) {
+        return PARTIAL;
+    }
+    worst.as_str()
+}
 
 /// An input file that could not be read.
 #[derive(Debug, Clone, Serialize)]
@@ -120,9 +137,16 @@ impl Tool {
 /// Results for all files together.
 #[derive(Debug, Clone, Serialize)]
 pub struct Combined {
-    /// Files combined.
+    /// Input files, read or not.
     pub files: usize,
-    /// Worst verdict.
+    /// Of them, files that could not be read.
+    pub failed_files: usize,
+    /// Of them, files read that hold no events.
+    pub files_without_events: usize,
+    /// Of them, files read only up to a break (`--allow-truncated`).
+    pub partial_files: usize,
+    /// The verdict of every input together ([`overall_verdict`]): never `complete` when a
+    /// file could not be read, holds no events or was read only in part.
     pub verdict: &'static str,
     /// Summed replay counts.
     pub replay_coverage: CoverageNumbers,
@@ -150,6 +174,9 @@ pub struct FileReport {
     pub runtime: Option<Runtime>,
     /// `hip`, `cuda` (by runtime version or device names) or `unknown`.
     pub platform: &'static str,
+    /// Capture traces whose graphs gave this file's replays their expected sizes:
+    /// `--capture`, and those found in a `capture_traces/` folder beside it.
+    pub capture_traces: Vec<String>,
     /// What was read.
     pub events: EventNumbers,
     /// What the reader skipped or did not know.
@@ -560,6 +587,7 @@ impl FileReport {
                 .collect(),
             runtime: runtime(&analysis.advice),
             platform: platform(&analysis.advice),
+            capture_traces: Vec::new(),
             events: EventNumbers {
                 total: trace.counts.events,
                 kernels: count(GpuEventKind::Kernel),

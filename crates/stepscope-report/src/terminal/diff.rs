@@ -23,6 +23,20 @@ pub fn render_diff(document: &DiffDocument, options: &TerminalOptions) -> String
             let _ = writeln!(out, "unreadable ({label}): {}", failed.path);
         }
     }
+    for side in &document.unusable_sides {
+        let _ = writeln!(
+            out,
+            "\nREFUSED: {} cannot be compared{}: {}\n  fix: {}",
+            side.side.to_uppercase(),
+            if document.forced {
+                " (compared anyway: --force)"
+            } else {
+                ""
+            },
+            side.reason,
+            side.fix
+        );
+    }
     for refused in &document.refused {
         render_refused(&mut out, refused);
     }

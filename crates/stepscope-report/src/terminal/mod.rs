@@ -152,11 +152,37 @@ pub fn file_verdict(file: &FileReport, options: &TerminalOptions) -> String {
     out
 }
 
-/// The verdict line of all files together.
+/// The verdict line of all files together; what kept it from `complete` when an input
+/// could not be read, holds no events or was read only in part.
 pub fn combined_verdict(combined: &Combined, options: &TerminalOptions) -> String {
     let n = &combined.replay_coverage;
+    let files = combined.files;
+    let mut why = Vec::new();
+    if combined.failed_files > 0 {
+        why.push(format!(
+            "{} of {files} input files could not be read",
+            combined.failed_files
+        ));
+    }
+    if combined.files_without_events > 0 {
+        why.push(format!(
+            "{} of {files} files hold no events",
+            combined.files_without_events
+        ));
+    }
+    if combined.partial_files > 0 {
+        why.push(format!(
+            "{} of {files} files read only up to a break",
+            combined.partial_files
+        ));
+    }
+    let why = if why.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", why.join("; "))
+    };
     format!(
-        "replay coverage: {} — kernels of {} of {} recorded ({}), completeness {}\n",
+        "replay coverage: {}{why} — kernels of {} of {} recorded ({}), completeness {}\n",
         verdict_word(combined.verdict, options),
         n.get("recorded_replays"),
         count(n.get("replays") as u32, "graph replay"),
@@ -191,6 +217,9 @@ fn render_trace_line(out: &mut String, file: &FileReport) {
         devices,
         file.advice.runtime
     );
+    for capture in &file.capture_traces {
+        let _ = writeln!(out, "capture trace: {}", crate::schema::text(capture));
+    }
 }
 
 fn render_steps(out: &mut String, file: &FileReport) {

@@ -13,8 +13,8 @@ use stepscope_analysis::passes::replay_coverage::COUNTERS;
 /// The verdict as a word (upper case, coloured when asked).
 pub fn verdict_word(verdict: &str, options: &TerminalOptions) -> String {
     let word = match verdict {
-        "unverified" => "COMPLETE AS FAR AS THE TRACE SHOWS".to_owned(),
-        "no-events" => "NO EVENTS".to_owned(),
+        "unverified" => "UNVERIFIED (complete as far as the trace shows)".to_owned(),
+        "no-events" => "NO-EVENTS".to_owned(),
         "unavailable" => "UNAVAILABLE".to_owned(),
         other => other.to_uppercase(),
     };
@@ -23,7 +23,7 @@ pub fn verdict_word(verdict: &str, options: &TerminalOptions) -> String {
     }
     match verdict {
         "complete" => word.green().bold().to_string(),
-        "incomplete" | "damaged" | "mistimed" | "no-events" | "unreadable" => {
+        "incomplete" | "damaged" | "mistimed" | "no-events" | "unreadable" | "partial" => {
             word.red().bold().to_string()
         }
         _ => word.yellow().bold().to_string(),

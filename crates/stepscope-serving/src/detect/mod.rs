@@ -9,7 +9,9 @@
 //! tests run on fixture trees and users can point at a container's root file system; the
 //! one program run goes through [`CommandRunner`]. A root that is not a folder, or a process
 //! id with no `/proc/<pid>` under it, is an error ([`DetectError`]), never a quiet fallback
-//! to the next source.
+//! to the next source; so are maps of the named process that cannot be read (another user's
+//! process) or that name nothing (it has exited): what it loads is unknown, and `/opt/rocm`
+//! would be a guess.
 
 mod command;
 mod copies;
@@ -147,6 +149,31 @@ pub enum DetectError {
         pid: u32,
         /// The `/proc` folder looked in.
         proc: PathBuf,
+    },
+    /// The named process's maps cannot be read (another user's process); what it loads is
+    /// unknown, and `/opt/rocm` may not be it.
+    #[error("Cannot read `{}`: {source}; the HIP runtime process {pid} loads is unknown, and none is guessed", path.display())]
+    MapsUnreadable {
+        /// The process id as given.
+        pid: u32,
+        /// The maps file.
+        path: PathBuf,
+        /// The user id that owns the process, when it can be seen.
+        owner: Option<u32>,
+        /// The cause.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The named process has exited (its maps vanished, or it is a zombie: an exited process
+    /// its parent has not reaped), or maps no memory at all (a kernel thread).
+    #[error("Process `{pid}` {how}: `{}` names no library; the HIP runtime it loaded is unknown, and none is guessed", path.display())]
+    ProcessGone {
+        /// The process id as given.
+        pid: u32,
+        /// The maps file.
+        path: PathBuf,
+        /// What was seen: `has exited`, `has exited (a zombie ...)`, `maps no memory ...`.
+        how: String,
     },
 }
 
@@ -352,17 +379,61 @@ impl DetectionReport {
 /// runtime and for the copies.
 pub(crate) type Maps = Vec<(u32, std::io::Result<String>)>;
 
-fn read_maps(options: &DetectOptions) -> Maps {
-    let pids = match options.pid {
-        Some(pid) => vec![pid],
-        None => process_ids(&options.under_root(Path::new("/proc"))),
+/// Every process's maps, or the named process's: then a maps file that cannot be read, or
+/// that names no mapping at all, is an error (the sources after it would answer for a
+/// runtime the process may not load).
+fn read_maps(options: &DetectOptions) -> Result<Maps, DetectError> {
+    let maps_of = |pid: u32| options.under_root(Path::new(&format!("/proc/{pid}/maps")));
+    let Some(pid) = options.pid else {
+        let pids = process_ids(&options.under_root(Path::new("/proc")));
+        return Ok(pids
+            .into_iter()
+            .map(|pid| (pid, std::fs::read_to_string(maps_of(pid))))
+            .collect());
     };
-    pids.into_iter()
-        .map(|pid| {
-            let maps = options.under_root(Path::new(&format!("/proc/{pid}/maps")));
-            (pid, std::fs::read_to_string(maps))
-        })
-        .collect()
+    let path = maps_of(pid);
+    let process = options.under_root(Path::new(&format!("/proc/{pid}")));
+    match std::fs::read_to_string(&path) {
+        Ok(text) if text.trim().is_empty() => Err(DetectError::ProcessGone {
+            pid,
+            how: if process_state(&process) == Some('Z') {
+                "has exited (a zombie: its parent has not reaped it, and it maps no memory)"
+                    .to_owned()
+            } else {
+                "maps no memory (a kernel thread, or a process that has just exited)".to_owned()
+            },
+            path,
+        }),
+        Ok(text) => Ok(vec![(pid, Ok(text))]),
+        Err(error) if gone(&error) || !process.is_dir() => Err(DetectError::ProcessGone {
+            pid,
+            how: format!("has exited ({error})"),
+            path,
+        }),
+        Err(source) => Err(DetectError::MapsUnreadable {
+            pid,
+            owner: std::fs::metadata(&process).ok().map(|m| {
+                use std::os::unix::fs::MetadataExt as _;
+                m.uid()
+            }),
+            path,
+            source,
+        }),
+    }
+}
+
+/// Whether a read error says the process went away (its `/proc` entry is gone: ENOENT, or
+/// ESRCH while reading).
+fn gone(error: &std::io::Error) -> bool {
+    error.kind() == std::io::ErrorKind::NotFound
+        || error.raw_os_error() == Some(nix::errno::Errno::ESRCH as i32)
+}
+
+/// The state letter of `/proc/<pid>/stat` (`R`, `S`, `Z`, ...).
+fn process_state(process: &Path) -> Option<char> {
+    let stat = std::fs::read_to_string(process.join("stat")).ok()?;
+    let rest = &stat[stat.rfind(')')? + 1..];
+    rest.split_whitespace().next()?.chars().next()
 }
 
 /// One detection source: records what it tried, returns what it found.
@@ -373,13 +444,15 @@ type Source<'a> = &'a dyn Fn(&mut Vec<Attempt>) -> Option<Detection>;
 ///
 /// # Errors
 ///
-/// [`DetectOptions::check`]'s: the root is not a folder, or the named process is not there.
+/// [`DetectOptions::check`]'s: the root is not a folder, or the named process is not there;
+/// and the named process's maps cannot be read ([`DetectError::MapsUnreadable`]) or name
+/// nothing because it has exited ([`DetectError::ProcessGone`]).
 pub fn detect_runtime(
     options: &DetectOptions,
     runner: &dyn CommandRunner,
 ) -> Result<DetectionReport, DetectError> {
     options.check()?;
-    let maps = read_maps(options);
+    let maps = read_maps(options)?;
     let mut attempts = Vec::new();
     let sources: [Source<'_>; 4] = [
         &|attempts| from_process_maps(options, &maps, attempts),
@@ -414,16 +487,10 @@ fn from_process_maps(
 ) -> Option<Detection> {
     let mut found: Vec<(u32, Found)> = Vec::new();
     for (pid, text) in maps {
-        match text {
-            Ok(text) => found.extend(library_in_maps(options, *pid, text, attempts)),
-            Err(error) if options.pid.is_some() => attempts.push(Attempt {
-                source: options
-                    .under_root(Path::new(&format!("/proc/{pid}/maps")))
-                    .display()
-                    .to_string(),
-                outcome: format!("cannot be read: {error}"),
-            }),
-            Err(_) => {}
+        // Without --pid, the maps of other users' processes cannot be read (and need not
+        // be); a named process's unreadable maps stopped detection in `read_maps`.
+        if let Ok(text) = text {
+            found.extend(library_in_maps(options, *pid, text, attempts));
         }
     }
     if options.pid.is_none() && found.is_empty() {

@@ -7,6 +7,7 @@
 //! ([`RunRecord`]) current after every phase; analysing the collected traces is the
 //! caller's (the binary runs them through the same code as `stepscope analyze`).
 
+mod escaped;
 mod interrupt;
 mod load;
 pub mod record;
@@ -137,6 +138,10 @@ pub enum ProfileError {
     /// A signal came.
     #[error("Interrupted")]
     Interrupted,
+    /// The booted server's process group was stopped, and its port still answers: the
+    /// launcher let it escape the group (it daemonised).
+    #[error("{0}")]
+    StillRunning(String),
 }
 
 /// Runs the plan into `run`; `progress` hears each phase and wait.
@@ -155,20 +160,38 @@ pub fn run_profile(
         trace_dir,
     };
     let options = bench_options(&plan.bench, &session.url, &session.model);
-    record_windows(plan, run, &endpoint, &options, interrupt, progress)?;
-    if plan.phases > 0 {
-        run.phase("throughput")?;
-        let context = throughput::PhaseContext {
-            run,
-            options: &options,
-            interrupt,
-            timeouts: &plan.timeouts,
-        };
-        throughput::profile_phases(&context, &endpoint, plan.phases, progress)?;
+    let phases = profile_phases(plan, run, &endpoint, &options, interrupt, progress);
+    if let Err(error) = phases {
+        // The server is stopped and its record made final before the error ends the run.
+        let _ = session.finish(run, false, interrupt);
+        return Err(error);
     }
     session.close(run, plan.keep_server, interrupt)?;
     if let Some(baseline) = &plan.baseline {
         baseline_run(plan, baseline, run, interrupt, progress)?;
+    }
+    Ok(())
+}
+
+/// The windows, then the throughput phases on the profile server.
+fn profile_phases(
+    plan: &ProfilePlan,
+    run: &RunDir,
+    endpoint: &ProfileEndpoint,
+    options: &BenchOptions,
+    interrupt: &Interrupt,
+    progress: &mut dyn FnMut(&str),
+) -> Result<(), ProfileError> {
+    record_windows(plan, run, endpoint, options, interrupt, progress)?;
+    if plan.phases > 0 {
+        run.phase("throughput")?;
+        let context = throughput::PhaseContext {
+            run,
+            options,
+            interrupt,
+            timeouts: &plan.timeouts,
+        };
+        throughput::profile_phases(&context, endpoint, plan.phases, progress)?;
     }
     Ok(())
 }
@@ -302,7 +325,10 @@ fn baseline_run(
         interrupt,
         timeouts: &plan.timeouts,
     };
-    throughput::baseline_phases(&context, plan.phases.max(1), progress)?;
+    if let Err(error) = throughput::baseline_phases(&context, plan.phases.max(1), progress) {
+        let _ = session.finish(run, false, interrupt);
+        return Err(error);
+    }
     session.close(run, false, interrupt)
 }
 

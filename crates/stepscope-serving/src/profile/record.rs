@@ -127,9 +127,12 @@ pub struct ServerRecord {
     pub process_group: Option<i32>,
     /// Booted: seconds from start to its first completion.
     pub ready_s: Option<f64>,
-    /// Booted: how it was stopped (`terminated`, `killed`, `already-gone`), or `kept`
+    /// Booted: how it was stopped (`terminated`, `killed`, `already-gone`), `still-running`
+    /// (its group is gone but its port still answers: the launcher let it escape), `kept`
     /// (`--keep-server`), or `running` while the run goes on.
     pub stop: Option<String>,
+    /// With `still-running`: the process listening on the server's port, when it can be seen.
+    pub still_running_pid: Option<i32>,
 }
 
 /// The load settings.

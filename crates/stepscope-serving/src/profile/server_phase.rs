@@ -60,6 +60,7 @@ impl Session {
                         process_group: None,
                         ready_s: None,
                         stop: None,
+                        still_running_pid: None,
                     },
                     fingerprint: fingerprint.clone(),
                     baseline: false,
@@ -114,6 +115,7 @@ impl Session {
             process_group: Some(group),
             ready_s: None,
             stop: Some("running".to_owned()),
+            still_running_pid: None,
         };
         progress(&format!(
             "waiting for the server at {url} (log {})",
@@ -125,7 +127,8 @@ impl Session {
         progress(&format!(
             "server ready in {:.1} s, serving {}",
             ready.0.as_secs_f64(),
-            ready.1
+            // The server names its model: shown with control characters escaped.
+            stepscope_model::text::escape_controls(&ready.1)
         ));
         Ok(Session {
             managed: Some(server),
@@ -138,8 +141,25 @@ impl Session {
         })
     }
 
-    /// Stops a booted server (or leaves it running with `keep`) and records how.
+    /// Stops a booted server (or leaves it running with `keep`) and records how, as the
+    /// run's `stop server` phase.
     pub fn close(
+        &mut self,
+        run: &RunDir,
+        keep: bool,
+        interrupt: &Interrupt,
+    ) -> Result<(), ProfileError> {
+        if self.managed.is_some() && !keep {
+            run.phase("stop server")?;
+        }
+        self.finish(run, keep, interrupt)
+    }
+
+    /// Stops a booted server (or leaves it running with `keep`) and records how, without
+    /// naming a phase (a run that failed keeps the phase it failed in). A server whose port
+    /// still answers once its group is gone escaped the group: recorded `still-running`, with
+    /// the process listening on the port, and an error.
+    pub fn finish(
         &mut self,
         run: &RunDir,
         keep: bool,
@@ -149,18 +169,23 @@ impl Session {
             return Ok(());
         };
         let group = server.group_id();
+        let mut escaped = None;
         let outcome = if keep {
             server.keep_running();
             write_server_json(run, &self.url, &self.fingerprint, group, true)?;
             "kept".to_owned()
         } else {
-            run.phase("stop server")?;
             let mut server = server;
             let outcome = server.stop(self.grace);
             interrupt.release(group);
-            outcome.as_str().to_owned()
+            escaped = super::escaped::still_running(&self.url);
+            match escaped {
+                Some(_) => "still-running".to_owned(),
+                None => outcome.as_str().to_owned(),
+            }
         };
         self.record.stop = Some(outcome);
+        self.record.still_running_pid = escaped.and_then(|e| e.pid);
         let record = self.record.clone();
         let baseline = self.baseline;
         run.update(|r| {
@@ -170,8 +195,31 @@ impl Session {
                 r.server = Some(record);
             }
         })?;
-        Ok(())
+        match escaped {
+            Some(still) => Err(ProfileError::StillRunning(still_running_message(
+                &self.url, still,
+            ))),
+            None => Ok(()),
+        }
     }
+}
+
+/// What to say about a server that outlived its stop.
+fn still_running_message(url: &str, still: super::escaped::StillRunning) -> String {
+    let who = match still.pid {
+        Some(pid) => format!("process {pid} listens on port {}", still.port),
+        None => format!(
+            "no process this user can see listens on port {}",
+            still.port
+        ),
+    };
+    let stop = match still.pid {
+        Some(pid) => format!("`kill {pid}`"),
+        None => format!("`fuser -k {}/tcp` (as root)", still.port),
+    };
+    format!(
+        "The server at {url} still answers after its process group was stopped ({who}): its launcher let it leave the group (it daemonised, e.g. `setsid … &`)\nhint: stop it with {stop}; launch the server in the foreground (no `&`, `setsid`, `nohup` or daemon mode) so stepscope can stop what it started"
+    )
 }
 
 /// Health, then the served model, then one completion; a signal ends it as interrupted.

@@ -138,18 +138,34 @@ fn a_root_that_is_not_a_folder_is_an_error() {
     assert!(fine.with_pid(Some(4242)).check().is_ok());
 }
 
+/// The named process's maps that cannot be read stop detection: the sources after it would
+/// answer for a runtime the process may not load. Gone (no maps file, or an empty one) and
+/// unreadable (here a folder where the file should be) are told apart.
 #[test]
-fn an_unreadable_maps_file_of_a_named_process_is_shown_and_passed() {
+fn unreadable_maps_of_a_named_process_are_an_error_not_a_fallback() {
     let root = tempfile::tempdir().unwrap();
     std::fs::create_dir_all(root.path().join("proc/31")).unwrap();
     let options = DetectOptions::default()
         .with_root(root.path())
         .with_pid(Some(31));
-    let report = detect_runtime(&options, &FakeRunner::new(Err(()))).unwrap();
+    let runner = FakeRunner::new(Ok("7.2.53211-aee46ad448\n"));
+    let error = detect_runtime(&options, &runner).unwrap_err();
     assert!(
-        report.attempts[0].outcome.starts_with("cannot be read"),
-        "{:?}",
-        report.attempts
+        matches!(error, DetectError::ProcessGone { pid: 31, .. }),
+        "{error:?}"
+    );
+    std::fs::write(root.path().join("proc/31/maps"), "").unwrap();
+    let error = detect_runtime(&options, &runner).unwrap_err();
+    assert!(
+        matches!(error, DetectError::ProcessGone { pid: 31, .. }),
+        "{error:?}"
+    );
+    std::fs::remove_file(root.path().join("proc/31/maps")).unwrap();
+    std::fs::create_dir(root.path().join("proc/31/maps")).unwrap();
+    let error = detect_runtime(&options, &runner).unwrap_err();
+    assert!(
+        matches!(error, DetectError::MapsUnreadable { pid: 31, .. }),
+        "{error:?}"
     );
 }
 
@@ -202,7 +218,9 @@ fn python_environment_when_no_process_maps_hip() {
     // A server (pid 1) that maps no HIP runtime, beside the torch-wheel fixture's venv.
     let root = tempfile::tempdir().unwrap();
     std::fs::create_dir_all(root.path().join("proc/1")).unwrap();
-    std::fs::write(root.path().join("proc/1/maps"), "").unwrap();
+    let libc =
+        "7f0000000000-7f0000001000 r-xp 00000000 08:01 123 /usr/lib/x86_64-linux-gnu/libc.so.6\n";
+    std::fs::write(root.path().join("proc/1/maps"), libc).unwrap();
     std::os::unix::fs::symlink(fixture("torch-wheel").join("opt"), root.path().join("opt"))
         .unwrap();
     let torch = DetectOptions::default()

@@ -1,15 +1,16 @@
 //! `stepscope analyze`: read traces, run every pass, render.
 
+pub(crate) mod captures;
 mod dataset;
 mod honesty;
 
-use super::inputs::expand_inputs;
+use super::inputs::{find_inputs, with_companions};
+use super::outputs::{Output, OutputKind, refuse_overwrites};
 use super::progress::{ReadProgress, RunProgress};
 use super::read_args::{CategoryTable, ReadArgs};
 use crate::Outcome;
 use crate::cli::ColorChoice;
 use crate::output;
-use anyhow::{Context, bail};
 use clap::Args;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -28,7 +29,7 @@ use stepscope_model::Trace;
 use stepscope_report::html::Page;
 use stepscope_report::schema::{
     Breakdown, Combined, CoverageNumbers, Document, FailedFile, FileReport, Ranges, ReplayRecord,
-    Tool, UNREADABLE,
+    Tool, overall_verdict,
 };
 use stepscope_report::terminal::TerminalOptions;
 
@@ -51,10 +52,11 @@ pub struct AnalyzeSettings {
     pub fail_on_incomplete: bool,
     /// Also fail on unverified sizes.
     pub strict: bool,
-    /// The `--capture` file, for messages.
-    pub capture_path: Option<PathBuf>,
-    /// Captured graphs from `--capture`.
-    pub capture: Vec<CapturedGraph>,
+    /// Capture traces: `--capture` (for every file) and those found in `capture_traces/`
+    /// folders (for the files of their run and rank).
+    pub captures: Vec<captures::CaptureTrace>,
+    /// What finding the inputs passed over or could not use (said as warnings).
+    pub input_notes: Vec<String>,
     /// Category table.
     pub categories: CategoryTable,
     /// Annotation names to break down (`--range`).
@@ -83,8 +85,8 @@ impl AnalyzeSettings {
             parquet: None,
             fail_on_incomplete: false,
             strict: false,
-            capture_path: None,
-            capture: Vec::new(),
+            captures: Vec::new(),
+            input_notes: Vec::new(),
             categories: CategoryTable::Builtin,
             range: None,
             read: ReadOptions::default(),
@@ -113,18 +115,20 @@ impl AnalyzeSettings {
             color,
             no_progress,
         } = args;
+        let categories_path = reading.categories.clone();
         let (read, categories) = reading.resolve()?;
         let capture_path = capture;
-        let capture = match &capture_path {
-            Some(path) => load_capture(path, &read)?,
-            None => Vec::new(),
-        };
-        for (flag, path) in [("--html", &html), ("--perfetto", &perfetto)] {
-            if let Some(path) = path {
-                output::check_output_file(flag, path)?;
-            }
-        }
-        let files = expand_inputs(&inputs)?;
+        let (files, captures, input_notes) = inputs_and_captures(&inputs, &capture_path, &read)?;
+        let found_captures: Vec<PathBuf> = captures.iter().map(|c| c.path.clone()).collect();
+        let outputs = [
+            html.as_deref().map(|p| Output::file("--html", p)),
+            perfetto.as_deref().map(|p| Output::file("--perfetto", p)),
+            csv.as_deref().map(|p| Output::folder("--csv", p)),
+            parquet.as_deref().map(|p| Output::folder("--parquet", p)),
+        ];
+        let others = [&capture_path, &categories_path];
+        let others = others.into_iter().flatten().chain(&found_captures);
+        check_outputs(&outputs, &files, others)?;
         let parquet = dataset::resolve(parquet, run_id, files.len())?;
         if perfetto.is_some() && files.len() > 1 {
             anyhow::bail!(
@@ -141,8 +145,8 @@ impl AnalyzeSettings {
             parquet,
             fail_on_incomplete: fail_on_incomplete || strict,
             strict,
-            capture_path,
-            capture,
+            captures,
+            input_notes,
             categories,
             range,
             read,
@@ -153,16 +157,34 @@ impl AnalyzeSettings {
     }
 }
 
-fn load_capture(path: &Path, read: &ReadOptions) -> anyhow::Result<Vec<CapturedGraph>> {
-    let trace = read_trace_file(path, read)?;
-    let graphs = captured_graphs(&trace);
-    if graphs.is_empty() {
-        bail!(
-            "`{}` holds no stream capture (no hipStreamBeginCapture/cudaStreamBeginCapture … EndCapture pair)\nhint: pass the trace recorded while the server captured its graphs",
-            path.display()
-        );
+/// The trace files to read, the capture traces (found beside them, and `--capture`) and what
+/// finding them passed over or could not use.
+fn inputs_and_captures(
+    inputs: &[PathBuf],
+    capture: &Option<PathBuf>,
+    read: &ReadOptions,
+) -> anyhow::Result<(Vec<PathBuf>, Vec<captures::CaptureTrace>, Vec<String>)> {
+    let found = find_inputs(inputs)?;
+    let mut notes = found.notes;
+    let (mut captures, warnings) = captures::load_found(found.captures, read);
+    notes.extend(warnings);
+    if let Some(path) = capture {
+        captures.push(captures::load_given(path, read)?);
     }
-    Ok(graphs)
+    Ok((found.files, captures, notes))
+}
+
+/// Each output file can be created, and no output writes over a file `analyze` reads.
+fn check_outputs<'a>(
+    outputs: &[Option<Output<'_>>],
+    files: &[PathBuf],
+    others: impl Iterator<Item = &'a PathBuf>,
+) -> anyhow::Result<()> {
+    let outputs: Vec<Output<'_>> = outputs.iter().flatten().copied().collect();
+    for output in outputs.iter().filter(|o| o.kind == OutputKind::File) {
+        output::check_output_file(output.flag, output.path)?;
+    }
+    refuse_overwrites(&outputs, &with_companions(files, others))
 }
 
 /// What is kept of one analysed file once its trace is dropped.
@@ -175,6 +197,10 @@ struct FileResult {
     identity: honesty::TraceIdentity,
     /// Stages whose time lacks, or may lack, unrecorded replays' kernels (`diff` refuses them).
     untrusted: Vec<StageKey>,
+    /// The `--perfetto` export could not be written (the file itself was read and analysed).
+    export_failure: Option<anyhow::Error>,
+    /// The graphs the file captured, when it replays none (it may be a capture trace).
+    captured: Vec<CapturedGraph>,
 }
 
 fn read_with_progress(path: &Path, settings: &AnalyzeSettings) -> anyhow::Result<Trace> {
@@ -189,25 +215,35 @@ fn read_with_progress(path: &Path, settings: &AnalyzeSettings) -> anyhow::Result
 
 fn analyze_file(path: &Path, settings: &AnalyzeSettings) -> anyhow::Result<FileResult> {
     let trace = read_with_progress(path, settings)?;
+    let (capture_graphs, capture_paths) = captures::graphs_for(&settings.captures, path);
     let options = AnalysisOptions {
         categories: &settings.categories.table(),
-        capture: &settings.capture,
+        capture: &capture_graphs,
         ranges: settings.range.as_ref(),
     };
     let analysis = analyze(&trace, &options);
-    if let Some(out) = &settings.perfetto {
-        export_perfetto(out, &trace, &analysis)?;
-    }
+    let export_failure = settings
+        .perfetto
+        .as_ref()
+        .and_then(|out| export_perfetto(out, &trace, &analysis).err());
     let mut report = FileReport::new(
         &path.display().to_string(),
         &trace,
         &analysis,
         settings.top.max(50),
     );
+    report.capture_traces = capture_paths;
+    let captured = if analysis.coverage.totals.replays == 0 {
+        captured_graphs(&trace)
+    } else {
+        Vec::new()
+    };
     if settings.parquet.is_some() {
         report.replays = Some(ReplayRecord::all(&trace, &analysis));
     }
     Ok(FileResult {
+        captured,
+        export_failure,
         identity: honesty::TraceIdentity::new(path, &trace, &report),
         report,
         totals: analysis.coverage.totals,
@@ -218,11 +254,16 @@ fn analyze_file(path: &Path, settings: &AnalyzeSettings) -> anyhow::Result<FileR
     })
 }
 
-/// Writes the Chrome-trace export; says where on stderr.
+/// Writes the Chrome-trace export (whole or not at all); says where on stderr.
 fn export_perfetto(out: &Path, trace: &Trace, analysis: &TraceAnalysis) -> anyhow::Result<()> {
-    let file = fs_err::File::create(out)?;
-    let summary = stepscope_report::perfetto::write_perfetto(trace, analysis, file)
-        .with_context(|| format!("writing `{}`", out.display()))?;
+    let mut summary = None;
+    stepscope_report::atomic::write_with(out, |file| {
+        summary = Some(stepscope_report::perfetto::write_perfetto(
+            trace, analysis, file,
+        )?);
+        Ok(())
+    })?;
+    let summary = summary.unwrap_or_default();
     output::note(&format!(
         "perfetto: {} events, {} graph replays ({} with no kernel) written to {} (open it in ui.perfetto.dev or chrome://tracing)",
         summary.events,
@@ -239,6 +280,14 @@ pub struct Analyzed {
     results: Vec<FileResult>,
     failed: Vec<FailedFile>,
     warnings: Vec<String>,
+}
+
+/// The first output that could not be written while files were analysed (`--perfetto`).
+pub fn take_export_failure(analyzed: &mut Analyzed) -> Option<anyhow::Error> {
+    analyzed
+        .results
+        .iter_mut()
+        .find_map(|r| r.export_failure.take())
 }
 
 impl Analyzed {
@@ -279,6 +328,11 @@ impl Analyzed {
         self.results.iter().any(|r| r.report.import.partial)
     }
 
+    /// What identifies each file's trace (its content, not its path).
+    pub fn identities(&self) -> Vec<&honesty::TraceIdentity> {
+        self.results.iter().map(|r| &r.identity).collect()
+    }
+
     /// Files that could not be read.
     pub fn failed(&self) -> &[FailedFile] {
         &self.failed
@@ -303,6 +357,7 @@ pub fn analyze_paths(settings: &AnalyzeSettings) -> Document {
 /// Reads and analyses every file (each once), keeping what each rendering needs.
 pub fn analyze_files(settings: &AnalyzeSettings) -> Analyzed {
     let (files, mut warnings) = honesty::distinct_paths(&settings.files);
+    warnings.extend(settings.input_notes.iter().cloned());
     let mut results: Vec<FileResult> = Vec::new();
     let mut failed = Vec::new();
     for (path, outcome) in files.iter().zip(analyze_each(&files, settings)) {
@@ -323,11 +378,10 @@ pub fn analyze_files(settings: &AnalyzeSettings) -> Analyzed {
             }
         }
     }
+    captures::adopt_capture_files(&mut results, settings, &mut warnings);
     let identities: Vec<&honesty::TraceIdentity> = results.iter().map(|r| &r.identity).collect();
     warnings.extend(honesty::disagreements(&identities));
-    if let Some(warning) = capture_warning(settings, &results) {
-        warnings.push(warning);
-    }
+    warnings.extend(capture_warnings(settings, &results));
     Analyzed {
         results,
         failed,
@@ -389,23 +443,17 @@ fn analyze_each(files: &[PathBuf], settings: &AnalyzeSettings) -> Vec<anyhow::Re
         .collect()
 }
 
-/// A `--capture` trace that sized no graph of any file.
-fn capture_warning(settings: &AnalyzeSettings, results: &[FileResult]) -> Option<String> {
-    let path = settings.capture_path.as_ref()?;
-    let matched: u32 = results
+/// Each capture trace that sized no graph of the files it was given to.
+fn capture_warnings(settings: &AnalyzeSettings, results: &[FileResult]) -> Vec<String> {
+    let files: Vec<(&Path, u32, u64)> = results
         .iter()
-        .map(|r| r.report.replay_coverage.capture_matches)
-        .sum();
-    let replays: u64 = results
-        .iter()
-        .map(|r| r.report.replay_coverage.numbers.get("replays"))
-        .sum();
-    (matched == 0 && replays > 0).then(|| {
-        format!(
-            "the capture trace `{}` matches none of the traces' graphs (by kernel names, or by node count where it names none): its sizes were not used",
-            path.display()
-        )
-    })
+        .map(|r| {
+            let coverage = &r.report.replay_coverage;
+            let replays = coverage.numbers.get("replays");
+            (Path::new(&r.report.path), coverage.capture_matches, replays)
+        })
+        .collect();
+    captures::unmatched(&settings.captures, &files)
 }
 
 fn document(
@@ -414,10 +462,15 @@ fn document(
     warnings: Vec<String>,
     top: usize,
 ) -> Document {
-    let verdict = combine_verdicts(results.iter().map(|r| r.verdict));
-    let combined = (results.len() > 1).then(|| Combined {
-        files: results.len(),
-        verdict: verdict.as_str(),
+    let verdicts: Vec<Verdict> = results.iter().map(|r| r.verdict).collect();
+    let partial_files = results.iter().filter(|r| r.report.import.partial).count();
+    let verdict = overall_verdict(&verdicts, failed.len(), partial_files);
+    let combined = (results.len() + failed.len() > 1 && !results.is_empty()).then(|| Combined {
+        files: results.len() + failed.len(),
+        failed_files: failed.len(),
+        files_without_events: verdicts.iter().filter(|v| **v == Verdict::NoEvents).count(),
+        partial_files,
+        verdict,
         replay_coverage: CoverageNumbers::new(&combine_totals(results.iter().map(|r| &r.totals))),
         breakdown: combine_breakdowns(results.iter().map(|r| &r.breakdown))
             .map(|b| Breakdown::new(&b, top)),
@@ -428,11 +481,7 @@ fn document(
     Document {
         schema_version: stepscope_report::schema::SCHEMA_VERSION,
         tool: Tool::current(),
-        verdict: if failed.is_empty() {
-            verdict.as_str()
-        } else {
-            UNREADABLE
-        },
+        verdict,
         partial: files.iter().any(|f| f.import.partial),
         failed_files: failed,
         warnings,
@@ -493,7 +542,7 @@ fn write_html(document: &Document, path: &Path) -> anyhow::Result<()> {
 /// Writes a rendered HTML page to `path` and says where on stderr (`analyze --html`,
 /// `diff --html`).
 pub(super) fn write_page(html: &str, path: &Path) -> anyhow::Result<()> {
-    fs_err::write(path, html)?;
+    stepscope_report::atomic::write_bytes(path, html.as_bytes())?;
     output::note(&format!(
         "html: wrote {} ({} KB); open it in a browser (it needs no network)",
         path.display(),
@@ -534,7 +583,9 @@ pub fn run(args: AnalyzeArgs) -> anyhow::Result<Outcome> {
             return Ok(Outcome::InputError);
         }
     };
-    let document = analyze_paths(&settings);
+    let mut analyzed = analyze_files(&settings);
+    let export_failure = take_export_failure(&mut analyzed);
+    let document = analyzed.into_document(settings.top.max(50));
     if document.files.is_empty() {
         // Nothing to print; a dataset still records the run and why each file failed.
         if let Some(parquet) = &settings.parquet {
@@ -543,7 +594,10 @@ pub fn run(args: AnalyzeArgs) -> anyhow::Result<Outcome> {
         return Ok(Outcome::InputError);
     }
     emit(&document, &settings)?;
-    Ok(outcome(&document, &settings))
+    match export_failure {
+        Some(error) => Err(error),
+        None => Ok(outcome(&document, &settings)),
+    }
 }
 
 /// Arguments of `analyze`.

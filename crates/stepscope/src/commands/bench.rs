@@ -2,6 +2,7 @@
 //! throughput; `--json` keeps every request. The work is in `stepscope_load`; this
 //! module resolves flags, drives the runtime, draws the progress bar and renders the table.
 
+use super::outputs::{Output, refuse_overwrites};
 use crate::Outcome;
 use crate::output;
 use anyhow::Context as _;
@@ -18,6 +19,7 @@ use stepscope_load::{
     Api, BenchOptions, BenchProgress, BenchReport, LatencyStats, MonotonicClock, PromptSource, Slo,
     WordVocabulary, run_benchmark,
 };
+use stepscope_model::text::escape_controls;
 use stepscope_serving::LoadSettings;
 use stepscope_serving::config::load_config;
 use stepscope_serving::launch::default_port;
@@ -57,7 +59,7 @@ impl BenchSettings {
             no_progress,
         } = args;
         if let Some(path) = &json {
-            check_writable(path)?;
+            check_json_output(path, [tokenizer.as_deref(), config.as_deref()])?;
         }
         if !(timeout_s.is_finite() && timeout_s > 0.0) {
             anyhow::bail!("`--timeout-s {timeout_s}` must be a positive number of seconds");
@@ -135,6 +137,20 @@ impl LoadBase {
             load: config.load,
         })
     }
+}
+
+/// Refuses a `--json PATH` that is one of the files the run reads (the tokenizer, the
+/// config), then checks that it can be written.
+fn check_json_output(path: &Path, inputs: [Option<&Path>; 2]) -> anyhow::Result<()> {
+    if path != Path::new("-") {
+        let inputs: Vec<PathBuf> = inputs
+            .into_iter()
+            .flatten()
+            .map(Path::to_path_buf)
+            .collect();
+        refuse_overwrites(&[Output::file("--json", path)], &inputs)?;
+    }
+    check_writable(path)
 }
 
 /// Fails unless `--json PATH` can be written, before any request is sent (`-`: stdout).
@@ -220,7 +236,8 @@ pub fn run(args: BenchArgs) -> anyhow::Result<Outcome> {
     };
     emit(&report, settings.json.as_deref())?;
     if report.partial {
-        // 130 for Ctrl-C, 143 for SIGTERM: 128 + the signal, as a shell reports it.
+        // 130 for Ctrl-C, 143 for SIGTERM, 129 for SIGHUP: 128 + the signal, as a shell
+        // reports it.
         return Ok(match signal.load(Ordering::SeqCst) {
             0 | 2 => Outcome::Interrupted,
             other => Outcome::Signalled(other),
@@ -236,32 +253,32 @@ pub fn run(args: BenchArgs) -> anyhow::Result<Outcome> {
     Ok(Outcome::Success)
 }
 
-/// Resolves on the first SIGINT (Ctrl-C) or SIGTERM, storing its number in `which`. The
-/// handlers are installed at once (in the runtime), so a signal that comes before the run
-/// polls this is not lost; a handler that cannot be installed never fires.
+/// Resolves on the first SIGINT (Ctrl-C), SIGTERM or SIGHUP (the terminal closed), storing
+/// its number in `which`. The handlers are installed at once (in the runtime), so a signal
+/// that comes before the run polls this is not lost; a handler that cannot be installed
+/// never fires.
 fn stop_signal(which: Arc<AtomicI32>) -> impl std::future::Future<Output = ()> {
     #[cfg(unix)]
     {
-        use tokio::signal::unix::{SignalKind, signal};
+        use tokio::signal::unix::{Signal, SignalKind, signal};
+        async fn recv(handler: &mut Option<Signal>) {
+            match handler {
+                Some(handler) => {
+                    handler.recv().await;
+                }
+                None => std::future::pending().await,
+            }
+        }
         let mut interrupt = signal(SignalKind::interrupt()).ok();
         let mut terminate = signal(SignalKind::terminate()).ok();
+        let mut hangup = signal(SignalKind::hangup()).ok();
         async move {
-            let interrupted = async {
-                match &mut interrupt {
-                    Some(interrupt) => interrupt.recv().await,
-                    None => std::future::pending().await,
-                }
+            let number = tokio::select! {
+                () = recv(&mut interrupt) => 2,
+                () = recv(&mut terminate) => 15,
+                () = recv(&mut hangup) => 1,
             };
-            let terminated = async {
-                match &mut terminate {
-                    Some(terminate) => terminate.recv().await,
-                    None => std::future::pending().await,
-                }
-            };
-            tokio::select! {
-                _ = interrupted => which.store(2, Ordering::SeqCst),
-                _ = terminated => which.store(15, Ordering::SeqCst),
-            }
+            which.store(number, Ordering::SeqCst);
         }
     }
     #[cfg(not(unix))]
@@ -289,13 +306,10 @@ fn emit(report: &BenchReport, json: Option<&Path>) -> anyhow::Result<()> {
         }
         Some(path) => {
             output::print(&table)?;
-            let file = fs_err::File::create(path)?;
-            let mut writer = std::io::BufWriter::new(file);
-            report
-                .write_json(&mut writer)
-                .map_err(std::io::Error::from)
-                .and_then(|()| writer.flush())
-                .with_context(|| format!("Failed to write `{}`", path.display()))?;
+            // Whole or not at all: a stopped run or a full disk never leaves half a JSON.
+            stepscope_report::atomic::write_with(path, |writer| {
+                report.write_json(writer).map_err(std::io::Error::from)
+            })?;
             let mut stderr = std::io::stderr().lock();
             writeln!(stderr, "wrote {}", path.display())?;
         }
@@ -320,8 +334,8 @@ fn heading(report: &BenchReport) -> String {
         .map_or_else(|| "inf".to_owned(), |rate| format!("{rate}/s"));
     let mut out = format!(
         "stepscope bench: {} (model {})\n  concurrency {}, request rate {rate}, input {} tokens ({}), output {} tokens, warmup {}, seed {}\n",
-        settings.url,
-        settings.model,
+        escape_controls(&settings.url),
+        escape_controls(&settings.model),
         settings.concurrency,
         settings.input_len,
         settings.prompt_format,
@@ -404,9 +418,10 @@ fn totals(report: &BenchReport) -> String {
     out
 }
 
-/// A failure's detail on one line of the table: the first 100 characters.
+/// A failure's detail on one line of the table: the first 100 characters, control
+/// characters (a line break too) escaped.
 fn shorten(detail: &str) -> String {
-    let line = detail.replace(['\n', '\r'], " ");
+    let line = escape_controls(detail).into_owned();
     match line.char_indices().nth(100) {
         Some((cut, _)) => format!("{}…", &line[..cut]),
         None => line,
@@ -545,11 +560,12 @@ pub struct BenchArgs {
     /// --config load's, else 64].
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub concurrency: Option<u32>,
-    /// Prompt tokens per request [default: the --config load's, else 1024].
+    /// Prompt tokens per request, at most 1048576; with --output-len, at most the model's
+    /// max_model_len when GET /v1/models reports it [default: the --config load's, else 1024].
     #[arg(long, value_name = "TOKENS", value_parser = clap::value_parser!(u32).range(1..))]
     pub input_len: Option<u32>,
-    /// Output tokens per request (max_tokens, with ignore_eos) [default: the --config
-    /// load's, else 1024].
+    /// Output tokens per request (max_tokens, with ignore_eos), at most 1048576 [default:
+    /// the --config load's, else 1024].
     #[arg(long, value_name = "TOKENS", value_parser = clap::value_parser!(u32).range(1..))]
     pub output_len: Option<u32>,
     /// Measured requests [default: the --config load's, else 512].

@@ -173,13 +173,11 @@ fn write_page(spec: &DemoSpec, compared: &Compared, path: &Path) -> anyhow::Resu
 fn write_trace(dir: &Path, name: &str, json: &[u8]) -> anyhow::Result<PathBuf> {
     use std::io::Write as _;
     let path = dir.join(name);
-    let file = fs_err::File::create(&path)?;
-    let mut encoder =
-        flate2::write::GzEncoder::new(std::io::BufWriter::new(file), flate2::Compression::fast());
-    encoder
-        .write_all(json)
-        .and_then(|_| encoder.finish().map(drop))
-        .with_context(|| format!("Failed to write `{}`", path.display()))?;
+    stepscope_report::atomic::write_with(&path, |file| {
+        let mut encoder = flate2::write::GzEncoder::new(file, flate2::Compression::fast());
+        encoder.write_all(json)?;
+        encoder.finish().map(drop)
+    })?;
     Ok(path)
 }
 

@@ -2,8 +2,10 @@
 //! compared per stage, kernel category and kernel; a stage holding a side's unrecorded
 //! replays is refused unless `--force`.
 
+use super::analyze::captures;
 use super::analyze::{AnalyzeSettings, Analyzed, analyze_files, write_page};
-use super::inputs::expand_inputs;
+use super::inputs::{FoundCapture, find_inputs, with_companions};
+use super::outputs::{Output, refuse_overwrites};
 use super::read_args::{CategoryTable, ReadArgs};
 use crate::Outcome;
 use crate::cli::ColorChoice;
@@ -11,12 +13,12 @@ use crate::output;
 use anyhow::{Context, bail};
 use clap::Args;
 use std::path::{Path, PathBuf};
-use stepscope_analysis::diff::{SideInput, diff_breakdowns};
+use stepscope_analysis::diff::{Side, SideInput, diff_breakdowns};
 use stepscope_analysis::passes::stage_breakdown::{StageBreakdown, StageKey};
 use stepscope_analysis::passes::steps::Stage;
 use stepscope_ingest::ReadOptions;
 use stepscope_report::html::{Comparison, Page, Section};
-use stepscope_report::schema::diff::{DiffDocument, DiffSide, SideFacts, SideSource};
+use stepscope_report::schema::diff::{DiffDocument, DiffSide, SideFacts, SideSource, UnusableSide};
 use stepscope_report::schema::{Document, UNREADABLE};
 use stepscope_report::terminal::TerminalOptions;
 
@@ -58,6 +60,10 @@ pub struct DiffArgs {
 struct SideSettings {
     source: SideSource,
     files: Vec<PathBuf>,
+    /// Capture traces found in the side's folder (`capture_traces/`), never read as ranks.
+    captures: Vec<FoundCapture>,
+    /// What the folder search passed over.
+    notes: Vec<String>,
 }
 
 /// Everything `diff` needs, resolved from the arguments.
@@ -88,15 +94,29 @@ impl DiffSettings {
             color,
             no_progress,
         } = args;
+        let categories_path = reading.categories.clone();
         let (read, categories) = reading.resolve()?;
         if let Some(path) = &html {
             output::check_output_file("--html", path)?;
         }
+        let base = side_settings(&base)
+            .with_context(|| format!("Failed to read the BASE side `{}`", base.display()))?;
+        let new = side_settings(&new)
+            .with_context(|| format!("Failed to read the NEW side `{}`", new.display()))?;
+        if let Some(path) = &html {
+            let captures = [&base.captures, &new.captures].into_iter().flatten();
+            let files: Vec<PathBuf> = [&base.files, &new.files]
+                .into_iter()
+                .flatten()
+                .cloned()
+                .chain(captures.map(|c| c.path.clone()))
+                .collect();
+            let inputs = with_companions(&files, categories_path.iter());
+            refuse_overwrites(&[Output::file("--html", path)], &inputs)?;
+        }
         Ok(DiffSettings {
-            base: side_settings(&base)
-                .with_context(|| format!("Failed to read the BASE side `{}`", base.display()))?,
-            new: side_settings(&new)
-                .with_context(|| format!("Failed to read the NEW side `{}`", new.display()))?,
+            base,
+            new,
             read,
             categories,
             json,
@@ -110,7 +130,11 @@ impl DiffSettings {
 
     /// The settings `analyze` would resolve for this side's files (no output of its own).
     fn analyze_settings(&self, side: &SideSettings) -> AnalyzeSettings {
+        let (captures, mut input_notes) = captures::load_found(side.captures.clone(), &self.read);
+        input_notes.splice(0..0, side.notes.iter().cloned());
         AnalyzeSettings {
+            captures,
+            input_notes,
             categories: self.categories.clone(),
             read: self.read.clone(),
             top: self.top,
@@ -133,16 +157,21 @@ fn side_settings(path: &Path) -> anyhow::Result<SideSettings> {
                 windows,
             },
             files,
+            captures: Vec::new(),
+            notes: Vec::new(),
         });
     }
     let kind = if path.is_dir() { "folder" } else { "file" };
+    let found = find_inputs(&[path.to_owned()])?;
     Ok(SideSettings {
         source: SideSource {
             path: shown,
             kind,
             windows: Vec::new(),
         },
-        files: expand_inputs(&[path.to_owned()])?,
+        files: found.files,
+        captures: found.captures,
+        notes: found.notes,
     })
 }
 
@@ -257,9 +286,59 @@ pub struct Compared {
     pub new: Document,
 }
 
+/// How to get a comparison of a side that cannot be compared.
+const UNUSABLE_FIX: &str = "compare sides whose every file reads whole and holds GPU work (`stepscope analyze SIDE` shows what is wrong with it); or pass --force to compare anyway";
+
+/// Why a side cannot be compared at all: a file that could not be read (its rank's work is
+/// missing), a read cut short (`--allow-truncated`), or no GPU event (every stage would
+/// read −100 %).
+fn unusable(side: &Analysed, label: Side) -> Option<UnusableSide> {
+    let failed = side.analyzed.failed();
+    let files = failed.len() + side.analyzed.paths().len();
+    let reason = if !failed.is_empty() {
+        let names: Vec<String> = failed.iter().map(|f| format!("`{}`", f.path)).collect();
+        format!(
+            "{} of its {files} input files could not be read ({}): its time lacks their work",
+            failed.len(),
+            names.join(", ")
+        )
+    } else if side.analyzed.partial() {
+        "it was read only up to a break (--allow-truncated): its time covers only the events before it".to_owned()
+    } else if side.breakdown.total_gpu_time.as_nanos() == 0 {
+        format!(
+            "it holds no GPU event (verdict {}): every stage would read as −100 % or as new",
+            side.verdict
+        )
+    } else {
+        return None;
+    };
+    Some(UnusableSide {
+        side: label.as_str(),
+        reason,
+        fix: UNUSABLE_FIX.to_owned(),
+    })
+}
+
+/// A note when both sides hold the same traces (the same files, or copies of them): every
+/// delta is zero by construction.
+fn same_traces_note(base: &Analysed, new: &Analysed) -> Option<String> {
+    let (a, b) = (base.analyzed.identities(), new.analyzed.identities());
+    let same = !a.is_empty()
+        && a.len() == b.len()
+        && a.iter().all(|x| b.iter().any(|y| x.same_content(y)));
+    same.then(|| {
+        "BASE and NEW hold the same trace files (the same events and time ranges): every delta is zero by construction; was another run meant?".to_owned()
+    })
+}
+
 /// Compares two analysed sides as `stepscope diff` does (`top` kernels kept per stage, at
 /// least 50).
 pub fn compare(base: Analysed, new: Analysed, force: bool, top: usize) -> Compared {
+    let unusable_sides: Vec<UnusableSide> = [(&base, Side::Base), (&new, Side::New)]
+        .into_iter()
+        .filter_map(|(side, label)| unusable(side, label))
+        .collect();
+    let same_note = same_traces_note(&base, &new);
     let diff = diff_breakdowns(
         SideInput {
             breakdown: &base.breakdown,
@@ -271,7 +350,9 @@ pub fn compare(base: Analysed, new: Analysed, force: bool, top: usize) -> Compar
         },
         force,
     );
-    let document = DiffDocument::new(wire_side(&base), wire_side(&new), &diff, top.max(50));
+    let mut document = DiffDocument::new(wire_side(&base), wire_side(&new), &diff, top.max(50))
+        .with_unusable_sides(unusable_sides, force);
+    document.notes.extend(same_note);
     Compared {
         diff: document,
         base: base.analyzed.into_document(top.max(50)),
@@ -346,11 +427,11 @@ fn emit(document: &DiffDocument, settings: &DiffSettings) -> anyhow::Result<()> 
     Ok(())
 }
 
-/// 2 when an input file could not be read, 3 when a stage was refused, else 0.
+/// 3 when a side or a stage was refused (a side with an unreadable file, a partial read or
+/// no GPU event; a stage lacking unrecorded replays), else 0.
 fn outcome(document: &DiffDocument) -> Outcome {
-    if !document.base.failed_files.is_empty() || !document.new.failed_files.is_empty() {
-        Outcome::InputError
-    } else if !document.refused.is_empty() {
+    let side_refused = !document.unusable_sides.is_empty() && !document.forced;
+    if side_refused || !document.refused.is_empty() {
         Outcome::VerdictFailed
     } else {
         Outcome::Success

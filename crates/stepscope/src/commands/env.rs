@@ -163,20 +163,51 @@ pub fn run(args: EnvArgs) -> anyhow::Result<Outcome> {
 /// Prints a detection error with what to do about it.
 fn print_with_hint(error: DetectError, options: &DetectOptions) -> std::io::Result<()> {
     let hint = match &error {
+        DetectError::MapsUnreadable { pid, owner, .. } => run_as_owner(*pid, *owner),
+        DetectError::ProcessGone { .. } => {
+            "start the server again and pass its new pid (`pgrep -f sglang`), or leave out --pid to look at every process".to_owned()
+        }
         DetectError::NoSuchProcess { .. } if options.root != Path::new("/") => {
-            "pass the pid of the running server (`pgrep -f sglang`), or leave out --pid to look at every process; a container's processes are in the host's /proc: give the pid the host sees and leave out --root (the process's files are read through /proc/PID/root)"
+            "pass the pid of the running server (`pgrep -f sglang`), or leave out --pid to look at every process; a container's processes are in the host's /proc: give the pid the host sees and leave out --root (the process's files are read through /proc/PID/root)".to_owned()
         }
         DetectError::NoSuchProcess { .. } => {
-            "pass the pid of the running server (`pgrep -f sglang`), or leave out --pid to look at every process"
+            "pass the pid of the running server (`pgrep -f sglang`), or leave out --pid to look at every process".to_owned()
         }
         _ => {
-            "--root takes a folder that stands for `/`, such as a container's root file system; leave it out to look at this machine"
+            "--root takes a folder that stands for `/`, such as a container's root file system; leave it out to look at this machine".to_owned()
         }
     };
     output::print_error(&anyhow::Error::new(error));
     let mut stderr = std::io::stderr().lock();
     writeln!(stderr, "hint: {hint}")?;
     stderr.flush()
+}
+
+/// What to do when process `pid`'s maps cannot be read: run as its owner (or root).
+fn run_as_owner(pid: u32, owner: Option<u32>) -> String {
+    let (user, sudo) = match owner {
+        Some(uid) => (
+            match user_name(uid) {
+                Some(name) => format!("the process's user, `{name}` (uid {uid}),"),
+                None => format!("the process's user (uid {uid})"),
+            },
+            format!("sudo -u '#{uid}'"),
+        ),
+        None => ("the process's user".to_owned(), "sudo -u USER".to_owned()),
+    };
+    format!(
+        "run stepscope as {user} or as root, e.g. `{sudo} stepscope env --detect --pid {pid}`: only a process's owner (and root) can read its maps"
+    )
+}
+
+/// The name `/etc/passwd` gives user `uid`, if any.
+fn user_name(uid: u32) -> Option<String> {
+    let passwd = std::fs::read_to_string("/etc/passwd").ok()?;
+    passwd.lines().find_map(|line| {
+        let mut fields = line.split(':');
+        let name = fields.next()?;
+        (fields.nth(1)?.parse::<u32>().ok()? == uid).then(|| name.to_owned())
+    })
 }
 
 /// Reads each trace's header and advises for all of them; a trace that cannot be read is

@@ -8,6 +8,7 @@ mod demo;
 mod diff;
 mod env;
 mod inputs;
+mod outputs;
 mod profile;
 mod progress;
 mod read_args;

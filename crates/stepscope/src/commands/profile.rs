@@ -94,6 +94,14 @@ pub fn run(args: ProfileArgs) -> anyhow::Result<Outcome> {
         }
     };
     let run_dir = args.out.clone().unwrap_or_else(|| default_run_dir(&plan));
+    let configs: Vec<PathBuf> = std::iter::once(plan.config.path.clone())
+        .chain(plan.baseline.as_ref().map(|b| b.path.clone()))
+        .collect();
+    let out = [super::outputs::Output::folder("--out", &run_dir)];
+    if let Err(error) = super::outputs::refuse_overwrites(&out, &configs) {
+        output::print_error(&error);
+        return Ok(Outcome::InputError);
+    }
     let run = match prepare_run_dir(&plan, &run_dir) {
         Ok(run) => run,
         Err(error) => {

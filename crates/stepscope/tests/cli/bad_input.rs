@@ -288,3 +288,48 @@ fn an_sqlite_database_of_no_profiler_exits_2_with_a_hint() {
         run.stderr
     );
 }
+
+/// One replay kernel of the real piecewise trace given another `cat`: a kernel category
+/// written with stray spaces or other case is read as a kernel (the verdict unchanged), and
+/// an unknown category on an event holding a launch's correlation id and a duration is
+/// counted by name and damages that replay: not complete, exit 3 under `--strict` and
+/// `--fail-on-incomplete`.
+#[test]
+fn an_unknown_category_on_a_replay_kernel_is_counted_and_fails_the_gate() {
+    let (mut doc, rows) = crate::common::piecewise_replay_kernels();
+    let row = rows[0];
+    let dir = tempdir();
+    let mut run_with = |category: &str, flag: &str| {
+        doc["traceEvents"][row]["cat"] = Value::from(category);
+        let path = dir.path().join("edited.json");
+        std::fs::write(&path, serde_json::to_vec(&doc).unwrap()).unwrap();
+        stepscope([
+            "analyze".as_ref(),
+            arg(&path),
+            "--json".as_ref(),
+            flag.as_ref(),
+        ])
+    };
+    for spelled in ["kernel ", " KERNEL", "Kernel\t"] {
+        let run = run_with(spelled, "--fail-on-incomplete");
+        run.expect_code(0);
+        let file = &run.json()["files"][0];
+        assert_eq!(
+            file["replay_coverage"]["verdict"], "unverified",
+            "{spelled:?}"
+        );
+        assert_eq!(
+            file["import"]["unknown_categories"],
+            serde_json::json!({}),
+            "{spelled:?}"
+        );
+    }
+    for flag in ["--strict", "--fail-on-incomplete"] {
+        let run = run_with("gpu_thing", flag);
+        run.expect_code(3);
+        let file = &run.json()["files"][0];
+        assert_eq!(file["import"]["unknown_categories"]["gpu_thing"], 1);
+        assert_eq!(file["damage"]["refused_events"]["unknown_category"], 1);
+        assert_eq!(file["replay_coverage"]["verdict"], "damaged");
+    }
+}

@@ -426,7 +426,10 @@ fn an_openai_base_url_ending_in_v1_reaches_v1_completions() {
             .into_iter()
             .map(|request| format!("{} {}", request.method, request.path))
             .collect();
-        assert_eq!(paths, vec!["POST /v1/completions"; 4], "{suffix}");
+        // The model list first, for the named model's context length, then the requests.
+        let mut expected = vec!["GET /v1/models"];
+        expected.extend(["POST /v1/completions"; 4]);
+        assert_eq!(paths, expected, "{suffix}");
     }
 }
 
@@ -607,7 +610,7 @@ fn without_model_the_servers_first_model_is_used() {
 }
 
 /// Starts `stepscope` with `args`, its output piped.
-fn spawn(args: &[String]) -> std::process::Child {
+pub(crate) fn spawn(args: &[String]) -> std::process::Child {
     Command::new(env!("CARGO_BIN_EXE_stepscope"))
         .args(args)
         .stdout(Stdio::piped())
@@ -617,7 +620,7 @@ fn spawn(args: &[String]) -> std::process::Child {
 }
 
 /// `kill -SIGNAL` the child.
-fn send_signal(child: &std::process::Child, signal: &str) {
+pub(crate) fn send_signal(child: &std::process::Child, signal: &str) {
     let kill = Command::new("kill")
         .args([signal, &child.id().to_string()])
         .status()
@@ -626,7 +629,7 @@ fn send_signal(child: &std::process::Child, signal: &str) {
 }
 
 /// Waits for `child`, killing it and failing past `limit`.
-fn wait_at_most(child: &mut std::process::Child, limit: Duration) {
+pub(crate) fn wait_at_most(child: &mut std::process::Child, limit: Duration) {
     let deadline = Instant::now() + limit;
     while child.try_wait().expect("wait").is_none() {
         if Instant::now() > deadline {
@@ -638,7 +641,7 @@ fn wait_at_most(child: &mut std::process::Child, limit: Duration) {
 }
 
 /// A baseline config for the instant server, written to `dir`.
-fn write_config(dir: &std::path::Path, port: u16) -> std::path::PathBuf {
+pub(crate) fn write_config(dir: &std::path::Path, port: u16) -> std::path::PathBuf {
     let config = dir.join("baseline_test.yaml");
     std::fs::write(
         &config,

@@ -260,3 +260,27 @@ pub fn assert_same_replays(one: &Value, other: &Value) {
         assert_eq!(one[key], other[key], "{key}");
     }
 }
+
+/// The real piecewise vLLM trace as a JSON document, and the indices (in `traceEvents`) of
+/// its replay kernels: kernels sharing a graph launch's correlation id, in file order.
+pub fn piecewise_replay_kernels() -> (Value, Vec<usize>) {
+    let doc: Value = serde_json::from_slice(&gunzip(VLLM_PIECEWISE)).expect("JSON");
+    let events = doc["traceEvents"].as_array().expect("events");
+    let correlation = |e: &Value| e["args"]["correlation"].as_u64();
+    let launches: std::collections::HashSet<u64> = events
+        .iter()
+        .filter(|e| {
+            e["name"]
+                .as_str()
+                .is_some_and(|n| n.contains("GraphLaunch"))
+        })
+        .filter_map(correlation)
+        .collect();
+    let rows = (0..events.len())
+        .filter(|&i| {
+            events[i]["cat"] == "kernel"
+                && correlation(&events[i]).is_some_and(|c| launches.contains(&c))
+        })
+        .collect();
+    (doc, rows)
+}

@@ -177,7 +177,7 @@ fn csv_without_json_still_prints_the_terminal_report() {
     run.expect_code(0);
     assert!(
         run.stdout
-            .contains("replay coverage: COMPLETE AS FAR AS THE TRACE SHOWS")
+            .contains("replay coverage: UNVERIFIED (complete as far as the trace shows)")
     );
     assert!(
         run.stderr

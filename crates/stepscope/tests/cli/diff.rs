@@ -3,8 +3,8 @@
 //! replays' kernels removed) refuses the stage holding them unless `--force`.
 
 use crate::common::{
-    Run, SGLANG_DECODE, VLLM_FULL, VLLM_PIECEWISE, arg, copy_trace, f64_at, incomplete_piecewise,
-    stepscope, str_at, tempdir, trace, u64_at,
+    Run, SGLANG_CAPTURE, SGLANG_DECODE, VLLM_FULL, VLLM_PIECEWISE, arg, copy_trace, f64_at,
+    incomplete_piecewise, stepscope, str_at, tempdir, trace, u64_at,
 };
 use serde_json::{Value, json};
 use std::collections::{BTreeMap, BTreeSet};
@@ -616,17 +616,90 @@ fn a_missing_or_unreadable_side_is_bad_input() {
         run.stderr
     );
 
-    // One unreadable rank of a folder: the rest is compared, its replays' stage refused, exit 2.
+    // One unreadable rank of a folder: the side cannot be compared (its rank's work is
+    // missing), exit 3 with the reason; --force compares the rest, with a note.
     let ranks = dir.path().join("ranks");
     copy_trace(VLLM_FULL, &ranks, "rank0.json.gz");
     std::fs::write(ranks.join("rank1.json"), "{}").expect("write");
     let run = diff(&trace(VLLM_FULL), &ranks, &["--json"]);
-    run.expect_code(2);
+    run.expect_code(3);
     let doc = run.json();
     assert_eq!(doc["new"]["verdict"], "unreadable");
     assert_eq!(doc["new"]["failed_files"].as_array().map(Vec::len), Some(1));
-    assert_eq!(str_at(&doc, "/refused/0/stage"), "decode");
-    assert!(str_at(&doc, "/refused/0/reason").contains("1 input file could not be read"));
+    assert_eq!(str_at(&doc, "/unusable_sides/0/side"), "new");
+    assert!(
+        str_at(&doc, "/unusable_sides/0/reason")
+            .contains("1 of its 2 input files could not be read")
+    );
+    assert_eq!(
+        doc["stages"].as_array().map(Vec::len),
+        Some(0),
+        "nothing compared"
+    );
+    let forced = diff(&trace(VLLM_FULL), &ranks, &["--json", "--force"]);
+    let doc = forced.expect_code(0).json();
+    assert_eq!(doc["forced"], true);
+    let stages = doc["stages"].as_array().unwrap();
+    assert!(
+        stages
+            .iter()
+            .any(|s| s["stage"] == "decode" && s["forced"] == true),
+        "{stages:?}"
+    );
+    assert!(
+        doc["notes"]
+            .to_string()
+            .contains("NEW compared because of --force")
+    );
+}
+
+#[test]
+fn an_empty_or_cut_side_is_refused_unless_forced() {
+    let dir = tempdir();
+    let empty = dir.path().join("empty.json");
+    std::fs::write(&empty, r#"{"traceEvents": []}"#).expect("write");
+    let run = diff(&trace(VLLM_FULL), &empty, &[]);
+    run.expect_code(3);
+    assert!(
+        run.stdout
+            .contains("REFUSED: NEW cannot be compared: it holds no GPU event"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout.contains("no stage left to compare"),
+        "no −100 % rows: {}",
+        run.stdout
+    );
+    diff(&trace(VLLM_FULL), &empty, &["--force"]).expect_code(0);
+
+    // A side read only up to a break.
+    let bytes = crate::common::gunzip(VLLM_FULL);
+    let cut = dir.path().join("cut.json");
+    std::fs::write(&cut, &bytes[..bytes.len() * 2 / 3]).expect("write");
+    let run = diff(&cut, &trace(VLLM_FULL), &["--json", "--allow-truncated"]);
+    let doc = run.expect_code(3).json();
+    assert_eq!(str_at(&doc, "/unusable_sides/0/side"), "base");
+    assert!(str_at(&doc, "/unusable_sides/0/reason").contains("read only up to a break"));
+}
+
+#[test]
+fn the_same_trace_on_both_sides_gets_a_note() {
+    let dir = tempdir();
+    let copy = copy_trace(VLLM_PIECEWISE, dir.path(), "copy.json.gz");
+    for other in [trace(VLLM_PIECEWISE), copy] {
+        let run = diff(&trace(VLLM_PIECEWISE), &other, &["--json"]);
+        let doc = run.expect_code(0).json();
+        assert!(
+            doc["notes"]
+                .to_string()
+                .contains("BASE and NEW hold the same trace files"),
+            "{}",
+            doc["notes"]
+        );
+    }
+    let run = diff(&trace(VLLM_PIECEWISE), &trace(VLLM_FULL), &["--json"]);
+    assert!(!run.json()["notes"].to_string().contains("same trace files"));
 }
 
 /// The issue's "done when": `diff` of the demo's complete and symptomatic traces refuses the
@@ -670,4 +743,32 @@ fn the_demo_traces_refuse_the_decode_comparison() {
         .collect();
     assert_eq!(stages, ["prefill"]);
     assert_eq!(doc["refused"][0]["stage"], "decode");
+}
+
+/// A side that is a run folder with its `capture_traces/` reads the capture as the capture of
+/// the profile beside it, not as a second rank: one file per side, its replay settled.
+#[test]
+fn a_run_folder_side_uses_its_capture_traces() {
+    let dir = tempdir();
+    for side in ["base", "new"] {
+        let run = dir.path().join(side);
+        copy_trace(SGLANG_DECODE, &run, "decode.json.gz");
+        copy_trace(
+            SGLANG_CAPTURE,
+            &run.join("capture_traces"),
+            "bs_32_rank0.json.gz",
+        );
+    }
+    let run = diff(
+        &dir.path().join("base"),
+        &dir.path().join("new"),
+        &["--json"],
+    );
+    run.expect_code(0);
+    let doc = run.json();
+    for side in ["base", "new"] {
+        let files = doc[side]["files"].as_array().expect("files");
+        assert_eq!(files.len(), 1, "{side}: {files:?}");
+        assert_eq!(str_at(&doc, &format!("/{side}/verdict")), "complete");
+    }
 }

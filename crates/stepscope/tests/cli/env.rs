@@ -601,3 +601,57 @@ fn env_trace_paths_that_are_not_there_are_errors() {
         run.stderr
     );
 }
+
+/// Copies the `rocm-host` fixture tree (a process 4242 mapping HIP 7.2.4 under an
+/// `/opt/rocm` of another version) and lets `change` spoil process 4242's maps.
+fn rocm_host_with(change: impl FnOnce(&std::path::Path)) -> tempfile::TempDir {
+    let root = tempdir();
+    let copied = Command::new("cp")
+        .arg("-r")
+        .arg(format!("{}/.", fixture("rocm-host").display()))
+        .arg(root.path())
+        .status()
+        .unwrap();
+    assert!(copied.success());
+    change(&root.path().join("proc/4242/maps"));
+    root
+}
+
+/// `--detect --pid P` whose maps cannot be read (here a maps that is a folder, which even
+/// root cannot read as a file; as another user's process it is a permission error) or name
+/// nothing (the process has exited) stops with exit 2 and what to do, and never falls back
+/// to `/opt/rocm`'s version and its switch.
+#[test]
+fn env_detect_never_guesses_when_the_process_maps_cannot_be_read() {
+    let unreadable = rocm_host_with(|maps| {
+        std::fs::remove_file(maps).unwrap();
+        std::fs::create_dir(maps).unwrap();
+    });
+    let gone = rocm_host_with(|maps| std::fs::write(maps, "").unwrap());
+    for (root, says, hint) in [
+        (
+            &unreadable,
+            "Cannot read `",
+            "run stepscope as the process's user",
+        ),
+        (
+            &gone,
+            "names no library",
+            "start the server again and pass its new pid",
+        ),
+    ] {
+        let run = at_repo([
+            "env",
+            "--detect",
+            "--root",
+            root.path().to_str().unwrap(),
+            "--pid",
+            "4242",
+        ]);
+        run.expect_code(2);
+        assert_eq!(run.stdout, "", "no switch is advised");
+        assert!(run.stderr.contains(says), "{}", run.stderr);
+        assert!(run.stderr.contains(hint), "{}", run.stderr);
+        assert!(!run.stderr.contains("/opt/rocm/.info"), "{}", run.stderr);
+    }
+}

@@ -5,12 +5,15 @@ use crate::common::{
     tempdir, u64_at,
 };
 
+/// Complete as far as the trace shows (its one replay's size rests on itself) passes without
+/// a gate flag.
 #[test]
-fn complete_trace_exits_0() {
+fn an_unverified_trace_exits_0() {
     let run = stepscope(["analyze", SGLANG_DECODE, "--color", "never"]);
     run.expect_code(0);
     assert!(
-        run.stdout.contains("replay coverage: COMPLETE"),
+        run.stdout
+            .contains("replay coverage: UNVERIFIED (complete as far as the trace shows)"),
         "{}",
         run.stdout
     );
@@ -244,7 +247,7 @@ fn a_trace_with_no_events_says_so_and_exits_0_without_the_gate() {
         "never".as_ref(),
     ]);
     run.expect_code(0);
-    assert!(run.stdout.contains("NO EVENTS"), "{}", run.stdout);
+    assert!(run.stdout.contains("NO-EVENTS"), "{}", run.stdout);
 }
 
 /// A folder with one unreadable rank: the JSON lists it, its verdict is `unreadable`, and the

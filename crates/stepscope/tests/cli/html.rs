@@ -5,7 +5,8 @@
 
 use crate::browser::{Rendered, render, render_at};
 use crate::common::{
-    VLLM_PIECEWISE, arg, incomplete_piecewise, stepscope, stepscope_in, tempdir, trace,
+    SGLANG_DECODE, VLLM_PIECEWISE, arg, incomplete_piecewise, stepscope, stepscope_in, tempdir,
+    trace,
 };
 use serde_json::Value;
 use std::ffi::OsStr;
@@ -162,7 +163,7 @@ fn a_complete_trace_paints_no_empty_replay() {
     assert!(page.inked() > 0.05, "screenshot inked {}", page.inked());
 }
 
-/// A folder of nine real traces read as ranks: one bar and one choice per file, the
+/// A folder of six real traces read as ranks (its capture traces are captures): one bar and one choice per file, the
 /// combined verdict line as the terminal's `all files` section states it.
 #[test]
 fn a_folder_gets_the_rank_by_rank_view() {
@@ -174,12 +175,12 @@ fn a_folder_gets_the_rank_by_rank_view() {
     let page = render(&analysed.page);
     page.assert_clean();
     let files = analysed.json["files"].as_array().expect("files").len();
-    assert_eq!(files, 9);
+    assert_eq!(files, 6);
     assert_eq!(page.count("svg.rank-chart rect"), files);
     assert_eq!(page.count("select option"), files);
     let combined = analysed
         .terminal
-        .split_once("══ all 9 files ══\n")
+        .split_once("══ all 6 files ══\n")
         .expect("the all-files section")
         .1
         .lines()
@@ -306,7 +307,7 @@ fn the_diff_page_shows_the_refusal_and_the_compared_stages() {
     assert_eq!(tabs.count("nav.tabs button"), 3);
     assert_eq!(
         tabs.one("[data-verdict-word]"),
-        "COMPLETE AS FAR AS THE TRACE SHOWS"
+        "UNVERIFIED (complete as far as the trace shows)"
     );
     let page = render_at(&page_path, "#3");
     page.assert_clean();
@@ -509,4 +510,46 @@ fn an_unreadable_input_is_named_on_the_page() {
         "{failed:?}"
     );
     assert!(page.painted()["complete"] + page.painted()["unverified"] > 0);
+}
+
+/// The page says what the terminal and the JSON say: the verdict by its one name
+/// (`unverified`, the terminal's "UNVERIFIED (complete as far as the trace shows)"), and the
+/// terminal's "to settle" line under the findings; a trace without graph replays shows no
+/// replay shares (no "100% recorded" of nothing).
+#[test]
+fn the_page_names_the_verdict_and_how_to_settle_as_the_terminal_does() {
+    let dir = tempdir();
+    let analysed = analyse(&trace(SGLANG_DECODE), dir.path());
+    assert_eq!(analysed.json["verdict"], "unverified");
+    assert!(
+        analysed
+            .terminal
+            .contains("replay coverage: UNVERIFIED (complete as far as the trace shows)"),
+        "{}",
+        analysed.terminal
+    );
+    let page = render(&analysed.page);
+    page.assert_clean();
+    assert_eq!(
+        page.one("[data-verdict-word]"),
+        "UNVERIFIED (complete as far as the trace shows)"
+    );
+    let settle = page.one("[data-settle]");
+    let terminal_line = analysed
+        .terminal
+        .lines()
+        .find(|l| l.trim_start().starts_with("to settle: "))
+        .expect("the terminal's to settle line");
+    assert_eq!(settle, terminal_line.trim_start());
+
+    let dir = tempdir();
+    let prefill = "tracelens/tests/traces/inference/sglang_prefilldecode/sglang_Qwen3-8B_prefilldecode.json.gz";
+    let analysed = analyse(&trace(prefill), dir.path());
+    assert_eq!(analysed.json["verdict"], "no-replays");
+    let page = render(&analysed.page);
+    page.assert_clean();
+    assert_eq!(page.one("[data-scope=top] [data-key=replays] b"), "0");
+    assert_eq!(page.count("[data-scope=top] [data-key=coverage]"), 0);
+    let cards = page.texts("[data-scope=top] .num").join(" | ");
+    assert!(!cards.contains("100%"), "{cards}");
 }

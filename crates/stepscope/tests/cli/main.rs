@@ -4,9 +4,12 @@
 
 mod bad_input;
 mod bench;
+mod bench_hostile;
+mod bounded;
 mod browser;
 mod common;
 mod csv_capture;
+mod damage_matrix;
 mod demo;
 mod diff;
 mod env;
@@ -17,6 +20,7 @@ mod html;
 mod json;
 mod multi_file;
 mod nsys_sqlite;
+mod outputs;
 mod parquet;
 mod perfetto;
 mod profile;

@@ -1,7 +1,7 @@
 //! Several files are ranks of one run: one report each and a `combined` section of sums.
 
 use crate::common::{
-    SGLANG_DECODE, VLLM_FULL, VLLM_PIECEWISE, arg, copy_trace, f64_at, gunzip,
+    SGLANG_CAPTURE, SGLANG_DECODE, VLLM_FULL, VLLM_PIECEWISE, arg, copy_trace, f64_at, gunzip,
     incomplete_piecewise, stepscope, str_at, tempdir, trace,
 };
 use serde_json::Value;
@@ -207,55 +207,220 @@ fn a_symlink_loop_in_a_folder_counts_each_trace_once() {
 }
 
 /// The real inference folder of the shared traces, as a folder argument: every file found in
-/// sorted order, none short, empty or damaged (DESIGN §3: no public trace shows the
-/// symptom) — complete, `unverified` where a size rests on one replay (single replays, the
-/// piecewise trace's first and last pieces, xdit's capture holding one launch more), or
-/// `no-replays` — and the combined replays are the MANIFEST's 1 + 1 + 25 + 1.
+/// sorted order, none short, empty or damaged (no public trace shows the symptom). The
+/// `capture_traces/` files beside a run's profile are that run's captures, not ranks: they
+/// settle the sizes of the SGLang and vLLM replays (complete), while xdit's capture folder is
+/// all of its run, read as its trace (`unverified`: its capture holds one launch more). The
+/// combined replays are 1 + 1 + 25 + 1, and the six files claiming rank 0 are one warning.
 #[test]
 fn the_real_inference_folder_is_all_complete() {
     const FOLDER: &str = "tracelens/tests/traces/inference";
     let run = stepscope(["analyze", FOLDER, "--json", "--fail-on-incomplete"]);
     run.expect_code(0);
     let doc = run.json();
-    let paths: Vec<&str> = doc["files"]
-        .as_array()
-        .expect("files")
+    let files = doc["files"].as_array().expect("files");
+    let paths: Vec<&str> = files
         .iter()
         .map(|f| f["path"].as_str().expect("path"))
         .collect();
+    let decode = "tracelens/tests/traces/inference/sglang_decode/sglang_Qwen3-8B_decode.json.gz";
+    let full = "tracelens/tests/traces/inference/vllm_decode_full/graph_execution.json.gz";
+    let piecewise =
+        "tracelens/tests/traces/inference/vllm_prefilldecode_piecewise/graph_execution.json.gz";
+    let xdit =
+        "tracelens/tests/traces/inference/xdit_flux.1/capture_traces/capture_trace_rank_0.json.gz";
     assert_eq!(
         paths,
         [
-            "tracelens/tests/traces/inference/sglang_decode/capture_traces/bs_32_rank0.json.gz",
-            "tracelens/tests/traces/inference/sglang_decode/sglang_Qwen3-8B_decode.json.gz",
+            decode,
             "tracelens/tests/traces/inference/sglang_prefilldecode/sglang_Qwen3-8B_prefilldecode.json.gz",
-            "tracelens/tests/traces/inference/vllm_decode_full/capture_traces/graph_capture_rank_0.1773709742341309550.pt.trace.json.gz",
-            "tracelens/tests/traces/inference/vllm_decode_full/graph_execution.json.gz",
-            "tracelens/tests/traces/inference/vllm_prefilldecode_piecewise/capture_traces/graph_capture_rank_0.1773709679453551615.pt.trace.json.gz",
-            "tracelens/tests/traces/inference/vllm_prefilldecode_piecewise/graph_execution.json.gz",
-            "tracelens/tests/traces/inference/xdit_flux.1/capture_traces/capture_trace_rank_0.json.gz",
+            full,
+            piecewise,
+            xdit,
             "tracelens/tests/traces/inference/xdit_sd_3.5/profile_trace_rank_0.json.gz",
         ]
     );
-    for file in doc["files"].as_array().expect("files") {
-        let verdict = file["replay_coverage"]["verdict"]
-            .as_str()
-            .expect("verdict");
-        assert!(
-            ["complete", "unverified", "no-replays"].contains(&verdict),
-            "{}: {verdict}",
-            file["path"]
-        );
+    let captures = [
+        (decode, "sglang_decode/capture_traces/bs_32_rank0.json.gz"),
+        (
+            full,
+            "vllm_decode_full/capture_traces/graph_capture_rank_0.1773709742341309550.pt.trace.json.gz",
+        ),
+        (
+            piecewise,
+            "vllm_prefilldecode_piecewise/capture_traces/graph_capture_rank_0.1773709679453551615.pt.trace.json.gz",
+        ),
+    ];
+    for file in files {
+        assert_capture_use(file, &captures);
     }
-    assert_combined_sums(&doc, 9);
+    assert_inference_sums(&doc);
+}
+
+/// A file sized by its run's capture is complete and names it; the others use none.
+fn assert_capture_use(file: &Value, captures: &[(&str, &str)]) {
+    let path = file["path"].as_str().expect("path");
+    let verdict = file["replay_coverage"]["verdict"]
+        .as_str()
+        .expect("verdict");
+    let used: Vec<&str> = file["capture_traces"]
+        .as_array()
+        .expect("capture_traces")
+        .iter()
+        .map(|c| c.as_str().expect("path"))
+        .collect();
+    match captures.iter().find(|(p, _)| *p == path) {
+        Some((_, capture)) => {
+            assert_eq!(verdict, "complete", "{path}: settled by its capture");
+            assert_eq!(
+                used,
+                [format!("tracelens/tests/traces/inference/{capture}")]
+            );
+        }
+        None => {
+            assert!(
+                ["unverified", "no-replays"].contains(&verdict),
+                "{path}: {verdict}"
+            );
+            assert!(used.is_empty(), "{path}: {used:?}");
+        }
+    }
+}
+
+/// The inference folder's combined numbers and warnings.
+fn assert_inference_sums(doc: &Value) {
+    assert_combined_sums(doc, 6);
     assert_eq!(doc["combined"]["replay_coverage"]["replays"], 28);
     assert_eq!(
         doc["combined"]["replay_coverage"]["recorded_nodes"],
         544 + 421 + 361 + 993
     );
     assert_eq!(doc["verdict"], "unverified");
-    assert_eq!(
-        doc["combined"]["replay_coverage"]["unverified_replays"],
-        1 + 1 + 2 + 1
+    assert_eq!(doc["combined"]["replay_coverage"]["unverified_replays"], 1);
+    let warnings: Vec<&str> = doc["warnings"]
+        .as_array()
+        .expect("warnings")
+        .iter()
+        .map(|w| w.as_str().expect("text"))
+        .collect();
+    let claims: Vec<&&str> = warnings.iter().filter(|w| w.contains("claim")).collect();
+    assert_eq!(claims.len(), 1, "{warnings:?}");
+    assert!(claims[0].starts_with("6 files claim ("), "{claims:?}");
+}
+
+/// A run folder as SGLang writes it: the capture trace in `capture_traces/` is the capture of
+/// the decode profile beside it (its replay's size is settled: COMPLETE, even under
+/// `--strict`), never a second rank 0; the terminal names the capture it used.
+#[test]
+fn a_run_folder_uses_its_capture_traces_as_captures() {
+    let dir = tempdir();
+    let run = dir.path().join("sglang_decode");
+    copy_trace(SGLANG_DECODE, &run, "sglang_Qwen3-8B_decode.json.gz");
+    copy_trace(
+        SGLANG_CAPTURE,
+        &run.join("capture_traces"),
+        "bs_32_rank0.json.gz",
     );
+    let text = stepscope(["analyze".as_ref(), arg(&run), "--strict".as_ref()]);
+    text.expect_code(0);
+    assert!(
+        text.stdout.contains("replay coverage: COMPLETE"),
+        "{}",
+        text.stdout
+    );
+    assert!(text.stdout.contains("capture trace: "), "{}", text.stdout);
+    assert!(!text.stdout.contains("claim rank"), "{}", text.stdout);
+    let doc = stepscope(["analyze".as_ref(), arg(&run), "--json".as_ref()]).json();
+    assert_eq!(doc["files"].as_array().expect("files").len(), 1);
+    assert!(doc["combined"].is_null());
+    assert_eq!(str_at(&doc, "/verdict"), "complete");
+}
+
+/// A rank that recorded nothing, a file that could not be read and a file read only up to
+/// a break each keep the combined verdict from `complete`, in the JSON and the terminal,
+/// with no gate flag.
+#[test]
+fn every_input_counts_in_the_combined_verdict() {
+    let dir = tempdir();
+    let good = copy_trace(VLLM_PIECEWISE, dir.path(), "rank0.json.gz");
+    let empty = dir.path().join("rank1.json");
+    std::fs::write(&empty, r#"{"traceEvents": []}"#).unwrap();
+    let broken = dir.path().join("rank2.json");
+    std::fs::write(&broken, "{\"traceEvents\": [{\"ph\": ").unwrap();
+    let bytes = gunzip(VLLM_FULL);
+    let cut = dir.path().join("rank3.json");
+    std::fs::write(&cut, &bytes[..bytes.len() / 2]).unwrap();
+
+    let cases: [(&[&PathBuf], &[&str], &str, &str); 3] = [
+        (
+            &[&good, &empty],
+            &[],
+            "no-events",
+            "1 of 2 files hold no events",
+        ),
+        (
+            &[&good, &broken],
+            &[],
+            "unreadable",
+            "1 of 2 input files could not be read",
+        ),
+        (
+            &[&good, &cut],
+            &["--allow-truncated"],
+            "partial",
+            "1 of 2 files read only up to a break",
+        ),
+    ];
+    for (files, flags, verdict, words) in cases {
+        let mut args: Vec<&std::ffi::OsStr> = vec!["analyze".as_ref(), "--no-progress".as_ref()];
+        args.extend(files.iter().map(|p| arg(p)));
+        args.extend(flags.iter().map(std::ffi::OsStr::new));
+        let text = stepscope(args.clone());
+        assert!(
+            text.stdout
+                .contains(&format!("{} ({words})", verdict.to_uppercase()))
+                || text.stdout.contains(&format!("({words})")),
+            "{verdict}: {}",
+            text.stdout
+        );
+        assert!(
+            !text.stdout.contains("replay coverage: COMPLETE ("),
+            "{}",
+            text.stdout
+        );
+        args.push("--json".as_ref());
+        let doc = stepscope(args).json();
+        assert_eq!(str_at(&doc, "/verdict"), verdict, "top level");
+        assert_eq!(str_at(&doc, "/combined/verdict"), verdict, "combined");
+        assert_eq!(doc["combined"]["files"].as_u64(), Some(2));
+    }
+}
+
+/// A capture trace saved beside the profile (not in a `capture_traces/` folder) is known by
+/// what it holds — graph captures and no replay, beside a file that replays graphs — and is
+/// used as that file's capture, not counted as a second rank 0.
+#[test]
+fn a_capture_file_beside_the_profile_is_known_by_its_content() {
+    let dir = tempdir();
+    copy_trace(SGLANG_DECODE, dir.path(), "decode.json.gz");
+    copy_trace(SGLANG_CAPTURE, dir.path(), "graphs.json.gz");
+    let run = stepscope([
+        "analyze".as_ref(),
+        arg(dir.path()),
+        "--json".as_ref(),
+        "--strict".as_ref(),
+    ]);
+    run.expect_code(0);
+    let doc = run.json();
+    let files = doc["files"].as_array().expect("files");
+    assert_eq!(files.len(), 1, "the capture is not a rank");
+    assert_eq!(str_at(&files[0], "/replay_coverage/verdict"), "complete");
+    let warnings = doc["warnings"].to_string();
+    assert!(
+        warnings.contains(
+            "graphs.json.gz` records graph captures and replays none: read as the capture of"
+        ),
+        "{warnings}"
+    );
+    assert!(!warnings.contains("claim rank"), "{warnings}");
 }

@@ -93,7 +93,7 @@ INSERT INTO META_DATA_EXPORT VALUES ('EXPORT_SCHEMA_VERSION', '3.25.0');
 
 /// Writes the Nsight export of a Kineto trace to `path`, recorded with
 /// `--cuda-graph-trace=node` (every replay's kernels under its launch's correlation id).
-fn nsys_export(kineto: &Path, path: &Path) -> PathBuf {
+pub(crate) fn nsys_export(kineto: &Path, path: &Path) -> PathBuf {
     let mut db = Connection::open(path).expect("create");
     db.execute_batch(SCHEMA).expect("schema");
     let events = kineto_events(kineto);

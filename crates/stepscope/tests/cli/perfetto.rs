@@ -136,3 +136,65 @@ fn several_inputs_are_refused_with_a_hint() {
     assert!(run.stderr.contains("once per rank file"), "{}", run.stderr);
     assert!(!out.exists());
 }
+
+/// The real piecewise trace with one replay kernel's duration made negative: bad data that
+/// the reader refuses, tied to its replay.
+fn damaged_piecewise(dir: &Path) -> std::path::PathBuf {
+    let (mut doc, rows) = crate::common::piecewise_replay_kernels();
+    doc["traceEvents"][rows[0]]["dur"] = serde_json::json!(-3.5);
+    let path = dir.join("damaged.json");
+    std::fs::write(&path, serde_json::to_vec(&doc).expect("JSON")).expect("write");
+    path
+}
+
+/// The export keeps the truth: re-read, it gives the verdict and the replay counts the
+/// original gave, for a trace of every verdict — a damaged one included, whose refused event
+/// the export keeps as a marked slice (`stepscope_damaged`, args saying why) tied to the same
+/// replay, where it used to drop it and re-read as complete.
+#[test]
+fn every_verdict_survives_the_round_trip() {
+    let dir = tempdir();
+    let demo = stepscope(["demo".as_ref(), "--keep".as_ref(), dir.path().as_os_str()]);
+    demo.expect_code(0);
+    let cases = [
+        ("complete", dir.path().join("demo_complete.trace.json.gz")),
+        ("unverified", trace(crate::common::SGLANG_DECODE)),
+        (
+            "incomplete",
+            incomplete_piecewise(dir.path(), "incomplete.json"),
+        ),
+        ("damaged", damaged_piecewise(dir.path())),
+        (
+            "no-replays",
+            trace(
+                "tracelens/tests/traces/inference/sglang_prefilldecode/sglang_Qwen3-8B_prefilldecode.json.gz",
+            ),
+        ),
+    ];
+    for (verdict, input) in cases {
+        let out = dir.path().join(format!("{verdict}.perfetto.json"));
+        export(&input, &out);
+        let (a, b) = (replay_coverage(&input), replay_coverage(&out));
+        assert_eq!(a["verdict"], verdict, "{verdict}: the input's verdict");
+        for key in [
+            "verdict",
+            "replays",
+            "recorded_replays",
+            "damaged_replays",
+            "empty_replays",
+        ] {
+            assert_eq!(a[key], b[key], "{verdict}: {key}");
+        }
+    }
+    let marked: Vec<Value> = events(&dir.path().join("damaged.perfetto.json"))
+        .into_iter()
+        .filter(|e| e["cat"] == "stepscope_damaged")
+        .collect();
+    assert_eq!(marked.len(), 1, "{marked:?}");
+    assert_eq!(marked[0]["args"]["stepscope_damage"], "negative_duration");
+    assert!(
+        marked[0]["args"]["why"]
+            .as_str()
+            .is_some_and(|w| w.contains("negative"))
+    );
+}

@@ -320,6 +320,35 @@ fn vllm_windows_throughput_and_baseline_land_in_the_run_directory() {
 }
 
 #[test]
+fn a_served_model_id_with_control_bytes_is_shown_escaped() {
+    let dir = tempdir();
+    // An OSC title and a colour in the id the server lists on `GET /v1/models` (written as
+    // `\x1b` escapes the stand-in decodes: `config check` refuses control bytes in a config).
+    let setup = Setup {
+        envs: "  STANDIN_MODEL_ID: 'evil\\x1b]0;pwn\\x07\\x1b[31m'\n",
+        ..stand_in("vllm")
+    };
+    let config = write_config(dir.path(), "profile.yaml", &setup);
+    let run_dir = dir.path().join("run");
+    let run = profile(&config, &run_dir, &[]);
+    run.expect_code(0);
+    for text in [&run.stdout, &run.stderr] {
+        assert!(!text.contains(['\u{1b}', '\u{7}']), "{text:?}");
+    }
+    assert!(
+        run.stdout.contains("evil\\u{1b}]0;pwn\\u{7}\\u{1b}[31m"),
+        "{}",
+        run.stdout
+    );
+    let doc = results(&run_dir);
+    assert_eq!(
+        doc["server"]["served_model"],
+        "evil\u{1b}]0;pwn\u{7}\u{1b}[31m"
+    );
+    assert_no_leftovers(setup.port, doc["server"]["process_group"].as_i64());
+}
+
+#[test]
 fn sglang_windows_by_steps_and_by_stage_are_collected_by_its_file_names() {
     let dir = tempdir();
     let setup = Setup {
@@ -574,7 +603,7 @@ fn failures_exit_non_zero_with_the_fix_and_leave_no_process() {
 }
 
 /// Starts `stepscope profile` and sends `signal` once stderr shows `marker`.
-fn interrupted_at(marker: &str, signal: &str) -> (i32, PathBuf, u16, tempfile::TempDir) {
+fn interrupted_at(marker: &str, signal: &str) -> (i32, PathBuf, u16, tempfile::TempDir, Duration) {
     let dir = tempdir();
     let setup = Setup {
         windows: "{steps: 100}",
@@ -610,9 +639,11 @@ fn interrupted_at(marker: &str, signal: &str) -> (i32, PathBuf, u16, tempfile::T
         .expect("stepscope starts");
     let mut lines = BufReader::new(child.stderr.take().expect("stderr")).lines();
     let mut seen = Vec::new();
+    let mut sent = Instant::now();
     for line in lines.by_ref().map_while(Result::ok) {
         seen.push(line.clone());
         if line.contains(marker) {
+            sent = Instant::now();
             Command::new("kill")
                 .args([signal, &child.id().to_string()])
                 .status()
@@ -623,12 +654,13 @@ fn interrupted_at(marker: &str, signal: &str) -> (i32, PathBuf, u16, tempfile::T
     // Keep reading: what stepscope says while it stops is part of the run.
     seen.extend(lines.map_while(Result::ok));
     let status = child.wait().expect("wait");
+    let took = sent.elapsed();
     assert!(
         seen.iter().any(|l| l.contains(marker)),
         "never saw `{marker}`: {seen:?}"
     );
     assert!(!seen.iter().any(|l| l.contains("panicked")), "{seen:?}");
-    (status.code().unwrap_or(-1), run_dir, setup.port, dir)
+    (status.code().unwrap_or(-1), run_dir, setup.port, dir, took)
 }
 
 #[test]
@@ -644,10 +676,21 @@ fn a_signal_in_any_phase_stops_the_server_and_keeps_the_record() {
         ("baseline phase", "-TERM", 143),
     ];
     for (marker, signal, code) in phases {
-        let (exit, run_dir, port, _dir) = interrupted_at(marker, signal);
+        let (exit, run_dir, port, _dir, took) = interrupted_at(marker, signal);
         assert_eq!(exit, code, "exit after {signal} at `{marker}`");
         let doc = results(&run_dir);
         assert_eq!(doc["status"], "interrupted", "at `{marker}`: {doc}");
+        // The record is final: a server that was started is recorded stopped.
+        for server in ["server", "baseline_server"] {
+            let stop = &doc[server]["stop"];
+            assert!(
+                stop.is_null() || stop != "running",
+                "{server} at `{marker}`: {doc}"
+            );
+        }
+        // Out as soon as the server is down (its stop takes a few seconds at most), not
+        // after the signal thread's last-resort exit 20 s later.
+        assert!(took < Duration::from_secs(12), "{took:?} at `{marker}`");
         // Before the spawn there is no server.json; the stand-in's command line still tells.
         let group = std::fs::read_to_string(run_dir.join("server.json"))
             .ok()
@@ -655,4 +698,53 @@ fn a_signal_in_any_phase_stops_the_server_and_keeps_the_record() {
             .and_then(|server| server["process_group"].as_i64());
         assert_no_leftovers(port, group);
     }
+}
+
+/// A launcher that daemonises the server (`setsid … &`, the wrapper staying in the group):
+/// stopping the group leaves the server answering on its port. The run says so — exit 4,
+/// `server.stop: "still-running"` with the process that listens on the port, and how to
+/// stop it — instead of recording it stopped. The test stops the escaped server itself.
+#[test]
+fn a_server_that_escapes_its_group_is_found_and_reported() {
+    let dir = tempdir();
+    let setup = stand_in("vllm");
+    let config = write_config(dir.path(), "profile.yaml", &setup);
+    let text = std::fs::read_to_string(&config).expect("config");
+    let daemonising = text.replacen(
+        "launcher: [python3, ",
+        "launcher: [sh, -c, 'setsid \"$@\" > /dev/null 2>&1 & exec sleep 600', sh, python3, ",
+        1,
+    );
+    assert_ne!(daemonising, text);
+    std::fs::write(&config, daemonising).expect("config");
+    let run_dir = dir.path().join("run");
+    let run = profile(&config, &run_dir, &["--phases", "0"]);
+    let doc = results(&run_dir);
+    let escaped = doc["server"]["still_running_pid"].as_i64();
+    let cmdline = escaped
+        .and_then(|pid| std::fs::read(format!("/proc/{pid}/cmdline")).ok())
+        .unwrap_or_default();
+    if let Some(pid) = escaped {
+        let _ = Command::new("kill").arg(pid.to_string()).status();
+    }
+    run.expect_code(4);
+    assert_eq!(doc["server"]["stop"], "still-running", "{doc}");
+    let pid = escaped.expect("the listening process is found");
+    assert!(
+        String::from_utf8_lossy(&cmdline).contains("stand_in_server.py"),
+        "{cmdline:?}"
+    );
+    assert_eq!(doc["status"], "failed", "{doc}");
+    assert!(
+        run.stderr
+            .contains("still answers after its process group was stopped"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains(&format!("kill {pid}")),
+        "{}",
+        run.stderr
+    );
+    assert_no_leftovers(setup.port, None);
 }

@@ -201,7 +201,7 @@ fn diff_documents() -> Vec<Value> {
         ),
         (piecewise.clone(), incomplete.clone(), None, 3),
         (piecewise, incomplete, Some("--force"), 0),
-        (trace(SGLANG_DECODE), ranks, None, 2),
+        (trace(SGLANG_DECODE), ranks, None, 3),
     ];
     runs.into_iter()
         .map(|(base, new, flag, code)| {

@@ -170,3 +170,37 @@ fn config_fingerprint_differs_between_profile_and_baseline() {
         again.stdout
     );
 }
+
+/// `config check` refuses what would make the run wait or mislead: port 0 (the system's
+/// "any free port", which no one can poll), and control characters in an environment value
+/// or an argument (a NUL ends the value at the system call, an escape rewrites the terminal
+/// showing the command); each names the key and its line, exit 2.
+#[test]
+fn config_check_refuses_port_0_and_control_characters() {
+    let dir = tempdir();
+    let shipped = std::fs::read_to_string(repo().join("configs/baseline_vllm.yaml")).unwrap();
+    let cases = [
+        ("port: 8000", "port: 0", "server.port", "port 0"),
+        (
+            "output_dir:",
+            "envs:\n  VLLM_FLAG: \"on\\0off\"\noutput_dir:",
+            "envs.VLLM_FLAG",
+            "U+0000 (NUL)",
+        ),
+        (
+            "args: [--tensor-parallel-size, \"1\"]",
+            "args: [--tensor-parallel-size, \"\\e[31m1\"]",
+            "server.args[1]",
+            "U+001B (ESC)",
+        ),
+    ];
+    for (from, to, key, says) in cases {
+        assert!(shipped.contains(from), "{from}");
+        std::fs::write(dir.path().join("mine.yaml"), shipped.replacen(from, to, 1)).unwrap();
+        let run = stepscope_in(dir.path(), ["config", "check", "mine.yaml"], &[]);
+        run.expect_code(2);
+        assert!(run.stderr.contains(key), "{key}: {}", run.stderr);
+        assert!(run.stderr.contains(says), "{says}: {}", run.stderr);
+        assert!(run.stderr.contains("line "), "{}", run.stderr);
+    }
+}

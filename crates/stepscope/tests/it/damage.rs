@@ -130,3 +130,63 @@ fn cuda_traces_never_get_hip_switches() {
         report.advice.reason
     );
 }
+
+/// A small trace cut from the real piecewise one: its metadata, four graph launches and their
+/// GPU events (under 100 events, too few for the span of the rest to judge an outlier).
+fn small_piecewise() -> (Value, usize) {
+    let doc = TraceDoc::load(PIECEWISE);
+    let events = doc.doc["traceEvents"].as_array().expect("object form");
+    let mut keep: Vec<usize> = doc.launches[9..13].iter().flatten().copied().collect();
+    let correlations: HashSet<u64> = keep
+        .iter()
+        .filter_map(|&i| events[i]["args"]["correlation"].as_u64())
+        .collect();
+    keep.extend((0..events.len()).filter(|&i| {
+        let launch = events[i]["name"]
+            .as_str()
+            .is_some_and(|n| n.contains("GraphLaunch"));
+        let owned = events[i]["args"]["correlation"]
+            .as_u64()
+            .is_some_and(|c| correlations.contains(&c));
+        events[i]["ph"] == "M" || (launch && owned)
+    }));
+    keep.sort_unstable();
+    let target = doc.launches[10][6];
+    let row = keep.iter().position(|&i| i == target).expect("kept");
+    let mut small = doc.doc.clone();
+    small["traceEvents"] = Value::Array(keep.iter().map(|&i| events[i].clone()).collect());
+    (small, row)
+}
+
+/// A time no clock writes is damage in a trace of any size: in a trace of under 100 events a
+/// kernel at `ts: 1e29` µs (and one lasting `dur: 1e17` µs, three thousand years) used to
+/// widen the span that judges it and pass as complete with an absurd idle time; now
+/// it is refused like any other bad time, its replay damaged, and no figure is absurd.
+#[test]
+fn absurd_times_are_damage_in_a_small_trace() {
+    let (small, row) = small_piecewise();
+    let count = small["traceEvents"].as_array().expect("events").len();
+    assert!(count < 100, "{count} events");
+    assert_eq!(analyse(&small, &[]).coverage.verdict, Verdict::Complete);
+    for (name, field, value) in [
+        ("ts 1e29", "ts", json!(1e29)),
+        ("dur 1e17", "dur", json!(1e17)),
+    ] {
+        let mut edited = small.clone();
+        edited["traceEvents"][row][field] = value;
+        let c = analyse(&edited, &[]).coverage;
+        assert_eq!(c.verdict, Verdict::Damaged, "{name}");
+        assert_eq!(c.totals.damaged_replays, 1, "{name}");
+        let report = serde_json::to_value(report(&edited)).expect("serialises");
+        assert_eq!(report["damage"]["refused_in_replays"], 1, "{name}");
+        let text = report["breakdown"].to_string();
+        let idle: Vec<f64> = report["breakdown"]["stages"]
+            .as_array()
+            .expect("stages")
+            .iter()
+            .filter_map(|s| s["idle_time_us"].as_f64())
+            .collect();
+        assert!(!idle.is_empty(), "{text}");
+        assert!(idle.iter().all(|&us| us < 60e6), "{name}: idle {idle:?} µs");
+    }
+}

@@ -42,6 +42,13 @@ impl TraceIdentity {
     }
 }
 
+impl TraceIdentity {
+    /// Whether `other` holds the same trace (same events and time range), whatever its path.
+    pub fn same_content(&self, other: &TraceIdentity) -> bool {
+        self.content == other.content
+    }
+}
+
 /// The inputs with paths that name the same file (after resolving links) given once, and a
 /// warning for each repeat.
 pub fn distinct_paths(files: &[PathBuf]) -> (Vec<PathBuf>, Vec<String>) {
@@ -80,21 +87,11 @@ pub fn same_trace<T>(
         })
 }
 
-/// Ranks claimed twice, and world sizes or runtimes that differ.
+/// Ranks claimed twice, and world sizes or runtimes that differ. Files claiming the same
+/// rank are named in one warning per rank, not pair by pair (nine copies of rank 0 would
+/// otherwise say it 36 times).
 pub fn disagreements(identities: &[&TraceIdentity]) -> Vec<String> {
-    let mut warnings = Vec::new();
-    for (index, a) in identities.iter().enumerate() {
-        for b in &identities[index + 1..] {
-            if a.rank.is_some() && a.rank == b.rank && a.world_size == b.world_size {
-                warnings.push(format!(
-                    "`{}` and `{}` both claim rank {}: two runs mixed, or one rank given twice",
-                    a.path,
-                    b.path,
-                    a.rank.unwrap_or_default()
-                ));
-            }
-        }
-    }
+    let mut warnings = rank_claims(identities);
     let mut sizes: Vec<u32> = identities.iter().filter_map(|i| i.world_size).collect();
     sizes.sort_unstable();
     sizes.dedup();
@@ -114,6 +111,42 @@ pub fn disagreements(identities: &[&TraceIdentity]) -> Vec<String> {
         ));
     }
     warnings
+}
+
+/// A rank of one world size, and the files claiming it.
+type Claim<'a> = ((u32, Option<u32>), Vec<&'a str>);
+
+/// One warning per rank (of one world size) that more than one file claims.
+fn rank_claims(identities: &[&TraceIdentity]) -> Vec<String> {
+    let mut claims: Vec<Claim<'_>> = Vec::new();
+    for identity in identities {
+        let Some(rank) = identity.rank else { continue };
+        let key = (rank, identity.world_size);
+        match claims.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, paths)) => paths.push(&identity.path),
+            None => claims.push((key, vec![&identity.path])),
+        }
+    }
+    claims
+        .into_iter()
+        .filter_map(|((rank, _), paths)| {
+            let [a, b, rest @ ..] = paths.as_slice() else {
+                return None;
+            };
+            let named = if rest.is_empty() {
+                format!("`{a}` and `{b}` both claim")
+            } else {
+                format!(
+                    "{} files claim (`{a}`, `{b}` and {} more)",
+                    paths.len(),
+                    rest.len()
+                )
+            };
+            Some(format!(
+                "{named} rank {rank}: two runs mixed, or one rank given twice"
+            ))
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -141,6 +174,17 @@ mod tests {
         assert!(warnings[1].contains("different world sizes (2, 4)"));
         assert!(warnings[2].contains("different runtimes"));
         assert!(disagreements(&[&a, &identity("d", 1, 2, "HIP runtime 7.2 (build 1)")]).is_empty());
+    }
+
+    #[test]
+    fn many_files_claiming_one_rank_are_one_warning() {
+        let runtime = "HIP runtime 7.2 (build 1)";
+        let files: Vec<TraceIdentity> = (0..9)
+            .map(|i| identity(&format!("f{i}"), 0, 1, runtime))
+            .collect();
+        let warnings = disagreements(&files.iter().collect::<Vec<_>>());
+        assert_eq!(warnings.len(), 1, "{warnings:?}");
+        assert!(warnings[0].starts_with("9 files claim (`f0`, `f1` and 7 more) rank 0"));
     }
 
     #[test]

@@ -7,6 +7,7 @@ use super::{Ended, ProfileArgs};
 use crate::Outcome;
 use crate::output;
 use std::fmt::Write as _;
+use stepscope_model::text::escape_controls;
 use stepscope_serving::profile::record::{Comparison, RunRecord, ThroughputRecord, WindowRecord};
 use stepscope_serving::profile::{RunDir, RunStatus};
 
@@ -140,7 +141,8 @@ fn server_lines(out: &mut String, record: &RunRecord) {
             "  {label}: {} {} serving {}{ready}{stop}; fingerprint {}",
             server.mode,
             server.url,
-            server.served_model.as_deref().unwrap_or("?"),
+            // The server names its model: shown with control characters escaped.
+            escape_controls(server.served_model.as_deref().unwrap_or("?")),
             server.fingerprint
         );
     }
