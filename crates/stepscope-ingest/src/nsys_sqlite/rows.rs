@@ -265,7 +265,7 @@ pub(super) fn add_gpu_event(
     Some(())
 }
 
-/// The runtime query: start, end, global tid, correlation id, name, event class.
+/// The runtime query: start, end, global tid, correlation id, name, event class, name id.
 pub(super) fn runtime_sql(columns: &Columns) -> String {
     // Schema 2.9 kept a `name` column beside `nameId`, always NULL in the files seen.
     let name = if columns.has("name") {
@@ -274,9 +274,10 @@ pub(super) fn runtime_sql(columns: &Columns) -> String {
         "s.value"
     };
     format!(
-        "SELECT r.start, r.\"end\", {}, r.correlationId, {name}, {} FROM {RUNTIME} r LEFT JOIN StringIds s ON s.id = {}",
+        "SELECT r.start, r.\"end\", {}, r.correlationId, {name}, {}, {} FROM {RUNTIME} r LEFT JOIN StringIds s ON s.id = {}",
         columns.get("r", "globalTid"),
         columns.get("r", "eventClass"),
+        columns.get("r", "nameId"),
         columns.get("r", "nameId"),
     )
 }
@@ -293,8 +294,22 @@ pub(super) fn add_runtime_call(
     }
     let global = integer(row, 2).unwrap_or(0);
     let pid = pid_of(global);
-    let name = text(row, 4).unwrap_or_default();
     let correlation = correlation(pid, integer(row, 3).unwrap_or(0));
+    let name = match text(row, 4) {
+        Some(name) => name,
+        // A name id that `StringIds` does not hold: a damaged export, and the call may have
+        // been a graph launch (analysis counts it so when GPU work is linked to it).
+        None if integer(row, 6).is_some() => {
+            builder.add_damaged(DamagedEvent {
+                kind: DamageKind::DanglingReference,
+                table: DamagedTable::Runtime,
+                correlation,
+                name: None,
+            });
+            return None;
+        }
+        None => "",
+    };
     let (start, duration) = match span(row, 0) {
         Ok(span) => span,
         Err(kind) => return refuse(builder, (kind, DamagedTable::Runtime), correlation, name),

@@ -38,6 +38,24 @@ pub fn still_running(url: &str) -> Option<StillRunning> {
     None
 }
 
+/// Whether a server starts answering at `url` within [`CLOSING`] (a launcher that exited
+/// before its daemonised server bound the port), and who listens there.
+pub fn answering_soon(url: &str) -> Option<StillRunning> {
+    let address = address(url)?;
+    let deadline = Instant::now() + CLOSING;
+    while !answers(address) {
+        if Instant::now() >= deadline {
+            return None;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let port = address.port();
+    Some(StillRunning {
+        pid: listener(port),
+        port,
+    })
+}
+
 fn address(url: &str) -> Option<SocketAddr> {
     let rest = url.split_once("://").map_or(url, |(_, rest)| rest);
     let host_port = rest.split('/').next()?;

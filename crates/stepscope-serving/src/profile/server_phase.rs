@@ -121,7 +121,10 @@ impl Session {
             "waiting for the server at {url} (log {})",
             log.display()
         ));
-        let ready = wait_ready(&mut server, &url, plan.timeouts.ready, interrupt)?;
+        let ready = match wait_ready(&mut server, &url, plan.timeouts.ready, interrupt) {
+            Ok(ready) => ready,
+            Err(error) => return Err(escaped_at_boot(error, &url)),
+        };
         record.served_model = Some(ready.1.clone());
         record.ready_s = Some(ready.0.as_secs_f64());
         progress(&format!(
@@ -201,6 +204,22 @@ impl Session {
             ))),
             None => Ok(()),
         }
+    }
+}
+
+/// A boot whose launcher exited before the server was ready: when a server answers on its
+/// port soon after, the launcher daemonised it out of the group (`setsid … &` and exit), and
+/// it runs on unmanaged: said, with the process on the port, rather than "exited".
+fn escaped_at_boot(error: ProfileError, url: &str) -> ProfileError {
+    let ProfileError::Server(crate::server::ServerError::ExitedEarly { .. }) = &error else {
+        return error;
+    };
+    match super::escaped::answering_soon(url) {
+        Some(still) => ProfileError::StillRunning(format!(
+            "{}\nThe launcher exited before the server was ready ({error})",
+            still_running_message(url, still)
+        )),
+        None => error,
     }
 }
 

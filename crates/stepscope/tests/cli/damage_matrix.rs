@@ -105,3 +105,30 @@ fn a_dangling_string_id_in_an_rpd_is_damage_not_no_replays() {
     assert_eq!(code, Some(3));
     assert_eq!(report["damage"]["refused_events"]["dangling_reference"], 25);
 }
+
+/// The same in an Nsight Systems export: `StringIds` lost the launch call's name.
+#[test]
+fn a_dangling_string_id_in_an_nsys_export_is_damage_not_no_replays() {
+    let dir = tempdir();
+    let (doc, _) = crate::common::piecewise_replay_kernels();
+    let kineto = dir.path().join("kineto.json");
+    std::fs::write(&kineto, serde_json::to_vec(&doc).expect("JSON")).expect("write");
+    let nsys = crate::nsys_sqlite::nsys_export(&kineto, &dir.path().join("run.sqlite"));
+    let conn = Connection::open(&nsys).expect("open");
+    let deleted = conn
+        .execute(
+            "DELETE FROM StringIds WHERE value = 'cudaGraphLaunch_v10000'",
+            [],
+        )
+        .expect("delete");
+    assert_eq!(deleted, 1);
+    drop(conn);
+    let (code, report) = gated(&nsys);
+    assert_eq!(
+        report["replay_coverage"]["verdict"], "damaged",
+        "{}",
+        report["damage"]
+    );
+    assert_eq!(code, Some(3));
+    assert_eq!(report["damage"]["refused_events"]["dangling_reference"], 25);
+}

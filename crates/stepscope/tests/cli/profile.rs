@@ -748,3 +748,45 @@ fn a_server_that_escapes_its_group_is_found_and_reported() {
     );
     assert_no_leftovers(setup.port, None);
 }
+
+/// A launcher that daemonises the server and exits at once (`setsid … &`, nothing left in
+/// the group): the boot ends with the group gone, and the server that then answers on the
+/// port is reported as escaped (exit 4, the process named), not as a server that exited.
+#[test]
+fn a_launcher_that_exits_leaving_its_server_running_is_reported() {
+    let dir = tempdir();
+    let setup = stand_in("vllm");
+    let config = write_config(dir.path(), "profile.yaml", &setup);
+    let text = std::fs::read_to_string(&config).expect("config");
+    let daemonising = text.replacen(
+        "launcher: [python3, ",
+        "launcher: [sh, -c, 'setsid \"$@\" > /dev/null 2>&1 &', sh, python3, ",
+        1,
+    );
+    std::fs::write(&config, daemonising).expect("config");
+    let run_dir = dir.path().join("run");
+    let run = profile(&config, &run_dir, &["--phases", "0"]);
+    let pid = run
+        .stderr
+        .split("`kill ")
+        .nth(1)
+        .and_then(|rest| rest.split('`').next())
+        .and_then(|pid| pid.parse::<i32>().ok());
+    if let Some(pid) = pid {
+        let _ = Command::new("kill").arg(pid.to_string()).status();
+    }
+    run.expect_code(4);
+    assert!(run.stderr.contains("still answers"), "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains("The launcher exited before the server was ready"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        pid.is_some(),
+        "the listening process is named: {}",
+        run.stderr
+    );
+    assert_no_leftovers(setup.port, None);
+}
