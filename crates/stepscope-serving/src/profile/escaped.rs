@@ -24,36 +24,36 @@ pub struct StillRunning {
 /// stopped, and who listens there.
 pub fn still_running(url: &str) -> Option<StillRunning> {
     let address = address(url)?;
-    let deadline = Instant::now() + CLOSING;
-    while answers(address) {
-        if Instant::now() >= deadline {
-            let port = address.port();
-            return Some(StillRunning {
-                pid: listener(port),
-                port,
-            });
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    None
+    stays(address, true).then(|| found(address))
 }
 
 /// Whether a server starts answering at `url` within [`CLOSING`] (a launcher that exited
 /// before its daemonised server bound the port), and who listens there.
 pub fn answering_soon(url: &str) -> Option<StillRunning> {
     let address = address(url)?;
+    (!stays(address, false)).then(|| found(address))
+}
+
+/// Polls `address` for up to [`CLOSING`] while whether it answers is `now`; whether that
+/// still holds at the end.
+fn stays(address: SocketAddr, now: bool) -> bool {
     let deadline = Instant::now() + CLOSING;
-    while !answers(address) {
+    while answers(address) == now {
         if Instant::now() >= deadline {
-            return None;
+            return true;
         }
         std::thread::sleep(Duration::from_millis(100));
     }
+    false
+}
+
+/// What answers at `address`: its port, and the process listening there.
+fn found(address: SocketAddr) -> StillRunning {
     let port = address.port();
-    Some(StillRunning {
+    StillRunning {
         pid: listener(port),
         port,
-    })
+    }
 }
 
 fn address(url: &str) -> Option<SocketAddr> {

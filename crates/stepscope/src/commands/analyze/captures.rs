@@ -118,7 +118,7 @@ pub fn unmatched(captures: &[CaptureTrace], files: &[(&Path, u32, u64)]) -> Vec<
 /// Files among several that record graph captures and no replay while others replay graphs
 /// are those files' capture traces (saved beside the profiles rather than in a
 /// `capture_traces/` folder): they are taken out of the ranks, and each file they belong to
-/// (the same rank, or any when either names none) is analysed again with them.
+/// (the same rank, or any when either names none) is analysed again, once, with all of them.
 pub(super) fn adopt_capture_files(
     results: &mut Vec<FileResult>,
     settings: &AnalyzeSettings,
@@ -132,36 +132,52 @@ pub(super) fn adopt_capture_files(
         .into_iter()
         .partition(|r| !replays(r) && !r.captured.is_empty());
     *results = ranks;
-    for capture in capture_files {
-        let rank = capture.identity.rank;
-        let trace = CaptureTrace {
-            path: PathBuf::from(&capture.report.path),
-            graphs: capture.captured,
-            found: None,
-        };
-        let mut again = settings.clone();
-        again.captures.push(trace);
-        again.progress = false;
-        let mut sized = Vec::new();
-        let mine = |r: &&mut FileResult| {
-            replays(r) && (rank.is_none() || r.identity.rank.is_none_or(|own| Some(own) == rank))
-        };
-        for result in results.iter_mut().filter(mine) {
-            match analyze_file(Path::new(&result.report.path), &again) {
-                Ok(sized_again) => {
-                    sized.push(format!("`{}`", result.report.path));
-                    *result = sized_again;
-                }
-                Err(error) => warnings.push(format!(
-                    "`{}` could not be read again with the capture `{}`: {error}",
-                    result.report.path, capture.report.path
-                )),
-            }
+    let adopted: Vec<(Option<u32>, CaptureTrace)> = capture_files
+        .into_iter()
+        .map(|capture| {
+            let trace = CaptureTrace {
+                path: PathBuf::from(&capture.report.path),
+                graphs: capture.captured,
+                found: None,
+            };
+            (capture.identity.rank, trace)
+        })
+        .collect();
+    let mut sized: Vec<Vec<String>> = vec![Vec::new(); adopted.len()];
+    for result in results.iter_mut().filter(|r| replays(r)) {
+        let own = result.identity.rank;
+        let mine: Vec<usize> = (0..adopted.len())
+            .filter(|&i| adopted[i].0.is_none() || own.is_none_or(|own| Some(own) == adopted[i].0))
+            .collect();
+        if mine.is_empty() {
+            continue;
         }
+        let mut again = settings.clone();
+        again.progress = false;
+        again
+            .captures
+            .extend(mine.iter().map(|&i| adopted[i].1.clone()));
+        match analyze_file(Path::new(&result.report.path), &again) {
+            Ok(sized_again) => {
+                mine.iter()
+                    .for_each(|&i| sized[i].push(format!("`{}`", result.report.path)));
+                *result = sized_again;
+            }
+            Err(error) => warnings.push(format!(
+                "`{}` could not be read again with its capture traces: {error}",
+                result.report.path
+            )),
+        }
+    }
+    for ((_, capture), sized) in adopted.iter().zip(sized) {
+        let of = if sized.is_empty() {
+            "no file (no rank matches)".to_owned()
+        } else {
+            sized.join(", ")
+        };
         warnings.push(format!(
-            "`{}` records graph captures and replays none: read as the capture of {}, not as a rank",
-            capture.report.path,
-            if sized.is_empty() { "no file (no rank matches)".to_owned() } else { sized.join(", ") }
+            "`{}` records graph captures and replays none: read as the capture of {of}, not as a rank",
+            capture.path.display()
         ));
     }
 }
