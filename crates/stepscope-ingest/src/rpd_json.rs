@@ -494,7 +494,9 @@ fn add_op(
         .map_or("KernelExecution", |d| builder.name(d))
         .to_owned();
     let name = builder.name(span.name).to_owned();
-    let (kind, name) = op_kind(&desc, name.clone()).unwrap_or((GpuEventKind::Kernel, name));
+    let (kind, name) = op_kind(&desc, name.clone())
+        .work
+        .unwrap_or((GpuEventKind::Kernel, name));
     let event = GpuEventRecord {
         kind,
         name: builder.intern(&name),

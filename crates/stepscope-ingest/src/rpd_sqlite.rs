@@ -3,12 +3,22 @@
 //! The tracer writes HIP API calls to `rocpd_api` (pid, tid, `start`/`end` in ns, the name in
 //! the string table `rocpd_string` through `apiName_id`), GPU operations to `rocpd_op`
 //! (`gpuId`, `queueId`, times, the kernel name through `description_id`, the kind through
-//! `opType_id`: `KernelExecution`, `CopyHostToDevice`…, `FillBuffer`), and which call launched
-//! which operations to `rocpd_api_ops` (`api_id`, `op_id`). A `hipGraphLaunch` call is linked
-//! there to every operation of its replay, so the call's id serves as the correlation id:
-//! each operation carries the id of the call it is linked to (none: an orphan).
-//! Operations are GPU work on no host process: they are filed under the process of the
-//! calls (RPD traces one process) so links stay within it.
+//! `opType_id`), and which call launched which operations to `rocpd_api_ops` (`api_id`,
+//! `op_id`). A `hipGraphLaunch` call is linked there to every operation of its replay, so the
+//! call's id serves as the correlation id: each operation carries the id of the call it is
+//! linked to (none: an orphan). Operations are GPU work on no host process: they are filed
+//! under the process of the calls (RPD traces one process) so links stay within it.
+//!
+//! Every operation type is read. Kernels are `KernelExecution` (eager launches) and `Task`
+//! (the kernels of a graph replay: in a real vLLM trace, 386 of each replay's 418 ops); copies
+//! (`Copy…`) and fills (`Fill…`) are transfers; barrier and marker packets are counted and are
+//! no work. A type this reader does not know is counted by name in the import statistics
+//! (`unknown_categories`, `rpd opType NAME`) and read as a kernel when its description holds
+//! a name. So the GPU time is the sum of `end - start` over the operations read as work.
+//!
+//! ROCTx ranges are `rocpd_api` rows named `UserMarker` whose `args` (in `rocpd_ustring` in
+//! schema 3 files, else `rocpd_string`) hold the message: they are host annotations, where
+//! step markers (vLLM, SGLang, ATOM, `ProfilerStep#N`) are found.
 //!
 //! Bad data is damage, as in every reader: a call or operation whose time is not a number or
 //! ends before it starts, or whose name or type id points at no row of `rocpd_string` (a
@@ -21,14 +31,18 @@ use crate::sqlite::Database;
 use rusqlite::Row;
 use rustc_hash::FxHashMap;
 use stepscope_model::{
-    CorrelationId, DamageKind, DamagedEvent, DamagedTable, Duration, GpuEventKind, GpuEventRecord,
-    NameId, ProcessId, RuntimeCallKind, RuntimeCallRecord, Severity, StreamId, ThreadId, Timestamp,
-    TraceBuilder,
+    AnnotationRecord, CorrelationId, DamageKind, DamagedEvent, DamagedTable, Duration,
+    GpuEventKind, GpuEventRecord, NameId, ProcessId, RuntimeCallKind, RuntimeCallRecord, Severity,
+    StreamId, ThreadId, Timestamp, TraceBuilder,
 };
 
 // Names are read as string ids and looked up once each (`Strings`): a join per row with the
 // string table cost a third of the time.
-const API_SQL: &str = "SELECT a.id, a.pid, a.tid, a.start, a.end, a.apiName_id FROM rocpd_api a";
+const API_SQL: &str =
+    "SELECT a.id, a.pid, a.tid, a.start, a.end, a.apiName_id, a.args_id FROM rocpd_api a";
+
+/// The API name rpdTracer gives ROCTx ranges and marks; the message is the row's `args`.
+const USER_MARKER: &str = "UserMarker";
 
 // `rocpd_api_ops` has no index on `op_id`: SQLite builds a transient one for the join.
 const OP_SQL: &str =
@@ -36,21 +50,45 @@ const OP_SQL: &str =
     FROM rocpd_op o
     LEFT JOIN rocpd_api_ops ao ON ao.op_id = o.id";
 
-/// An operation's kind and name (`Ok(None)`: not a kernel, copy or fill; `Err`: an id
+/// What an operation of a (description, type) pair is, its name interned (`Err`: an id
 /// dangles).
-type OpName = Result<Option<(GpuEventKind, NameId)>, ()>;
+type OpName = Result<OpRead, ()>;
+
+/// [`OpClass`] with the name interned.
+#[derive(Debug, Clone, Copy)]
+struct OpRead {
+    work: Option<(GpuEventKind, NameId)>,
+    barrier: bool,
+    known: bool,
+}
+
+/// Operations read and passed over, by kind, for the import statistics.
+#[derive(Debug, Default)]
+struct OpTally {
+    barriers: u64,
+    /// Operations of types this reader does not know, by type id: (read as kernels, not read).
+    unknown: FxHashMap<i64, (u64, u64)>,
+}
 
 /// Names and kinds by string id, each looked up in `rocpd_string` once.
 struct Names<'d> {
     db: &'d Database,
+    /// Where `args_id` points: `rocpd_ustring` in schema 3 files, else `rocpd_string`.
+    args_table: &'static str,
     calls: FxHashMap<i64, Option<(NameId, RuntimeCallKind)>>,
     ops: FxHashMap<(i64, i64), OpName>,
 }
 
 impl<'d> Names<'d> {
     fn new(db: &'d Database) -> Self {
+        let args_table = if db.has_table("rocpd_ustring") {
+            "rocpd_ustring"
+        } else {
+            "rocpd_string"
+        };
         Names {
             db,
+            args_table,
             calls: FxHashMap::default(),
             ops: FxHashMap::default(),
         }
@@ -69,6 +107,16 @@ impl<'d> Names<'d> {
             .flatten()
     }
 
+    /// A row's arguments (a ROCTx message) from its `args_id`.
+    fn args(&self, id: i64) -> Option<String> {
+        let sql = format!("SELECT string FROM {} WHERE id = ?1", self.args_table);
+        self.db
+            .conn
+            .query_row(&sql, [id], |row| row.get::<_, Option<String>>(0))
+            .ok()
+            .flatten()
+    }
+
     /// A call's name and kind from its `apiName_id`; `None` when the id dangles.
     fn call(&mut self, id: i64, builder: &mut TraceBuilder) -> Option<(NameId, RuntimeCallKind)> {
         if let Some(known) = self.calls.get(&id) {
@@ -81,16 +129,21 @@ impl<'d> Names<'d> {
         known
     }
 
-    /// An operation's kind and name from its `description_id` and `opType_id` (`Ok(None)`:
-    /// not a kernel, copy or fill; `Err`: an id dangles).
+    /// What an operation is from its `description_id` and `opType_id` (`Err`: an id
+    /// dangles).
     fn op(&mut self, ids: (i64, i64), builder: &mut TraceBuilder) -> OpName {
         if let Some(known) = self.ops.get(&ids) {
             return *known;
         }
         let known = match (self.string(ids.1), self.string(ids.0)) {
-            (Some(op_type), Some(description)) => Ok(
-                op_kind(&op_type, description).map(|(kind, name)| (kind, builder.intern(&name)))
-            ),
+            (Some(op_type), Some(description)) => {
+                let class = op_kind(&op_type, description);
+                Ok(OpRead {
+                    work: class.work.map(|(kind, name)| (kind, builder.intern(&name))),
+                    barrier: class.barrier,
+                    known: class.known,
+                })
+            }
             _ => Err(()),
         };
         self.ops.insert(ids, known);
@@ -117,23 +170,17 @@ pub fn read(db: &Database, builder: &mut TraceBuilder) -> Result<(), IngestError
     })?;
     // Every operation under the calls' process (the first one; RPD traces one).
     let process = process.unwrap_or_else(|| builder.process_label("rpd"));
-    let mut other_ops = 0_u64;
+    let mut tally = OpTally::default();
     let skipped_ops = db.for_each_row(("rocpd_op", OP_SQL), builder, |row, b| {
-        add_op(row, (b, &mut names), process, &mut other_ops)
+        add_op(row, (b, &mut names), process, &mut tally)
     })?;
-    let stats = builder.stats_mut();
-    stats.add(
+    builder.stats_mut().add(
         "rpd_rows_skipped",
         Severity::DataLoss,
         "Rows of an RPD table with a time that is not a number, an end before its start or a name id missing from rocpd_string were skipped (refused as damage)",
         skipped_calls + skipped_ops,
     );
-    stats.add(
-        "rpd_other_ops",
-        Severity::Info,
-        "RPD operations that are neither kernels, copies nor fills (barriers, markers) were not read",
-        other_ops,
-    );
+    count_ops(&names, &tally, builder);
     let metadata = builder.metadata_mut();
     if metadata.device_names.is_empty() {
         metadata.device_names.push("AMD GPU (RPD)".to_owned());
@@ -200,6 +247,10 @@ fn add_call(
     };
     let process = builder.process_number(pid);
     first.get_or_insert(process);
+    if builder.name(name) == USER_MARKER {
+        add_marker(row, builder, names, (process, tid), (start, duration));
+        return Some(());
+    }
     let call = RuntimeCallRecord {
         kind,
         name,
@@ -214,11 +265,74 @@ fn add_call(
     Some(())
 }
 
+/// Puts the operations passed over, and those of unknown types (by type name, in the
+/// unknown categories), into the import statistics.
+fn count_ops(names: &Names<'_>, tally: &OpTally, builder: &mut TraceBuilder) {
+    let stats = builder.stats_mut();
+    stats.add(
+        "rpd_barrier_ops",
+        Severity::Info,
+        "RPD barrier and marker packets (waits, no work) were read and left out of the GPU time",
+        tally.barriers,
+    );
+    let (mut as_kernels, mut dropped) = (0, 0);
+    for (&type_id, &(read, not_read)) in &tally.unknown {
+        let name = names.string(type_id).unwrap_or_default();
+        *stats
+            .unknown_categories
+            .entry(format!("rpd opType {name}"))
+            .or_default() += read + not_read;
+        as_kernels += read;
+        dropped += not_read;
+    }
+    stats.add(
+        "rpd_unknown_op_types_read_as_kernels",
+        Severity::Info,
+        "RPD operations of a type this reader does not know were read as kernels by the name in their description (the types are listed by name)",
+        as_kernels,
+    );
+    stats.add(
+        "rpd_unknown_op_types_not_read",
+        Severity::DataLoss,
+        "RPD operations of a type this reader does not know, with no name in their description, were not read (the types are listed by name)",
+        dropped,
+    );
+}
+
+/// A ROCTx range (a `UserMarker` row) as a host annotation named by its message, where
+/// steps are found; a mark (no length) or a range with no message names no step.
+fn add_marker(
+    row: &Row<'_>,
+    builder: &mut TraceBuilder,
+    names: &Names<'_>,
+    (process, tid): (ProcessId, i64),
+    (start, duration): (Timestamp, Duration),
+) {
+    let message = row.get(6).ok().and_then(|id| names.args(id));
+    let Some(message) = message.filter(|m| !m.is_empty() && duration.as_nanos() > 0) else {
+        builder.stats_mut().add(
+            "rpd_marks",
+            Severity::Info,
+            "RPD ROCTx marks (no length) or ranges with no message were read and name no step",
+            1,
+        );
+        return;
+    };
+    let span = AnnotationRecord {
+        name: builder.intern(&message),
+        process,
+        thread: ThreadId::Number(tid),
+        start,
+        duration,
+    };
+    builder.add_annotation(span);
+}
+
 fn add_op(
     row: &Row<'_>,
     (builder, names): (&mut TraceBuilder, &mut Names<'_>),
     process: ProcessId,
-    other_ops: &mut u64,
+    tally: &mut OpTally,
 ) -> Option<()> {
     let gpu: i64 = row.get(0).unwrap_or(0);
     let queue: i64 = row.get(1).unwrap_or(0);
@@ -231,17 +345,24 @@ fn add_op(
         }
     };
     let ids = (row.get(4).unwrap_or(0), row.get(5).unwrap_or(0));
-    let (kind, name) = match names.op(ids, builder) {
-        Ok(Some(known)) => known,
-        Ok(None) => {
-            *other_ops += 1;
-            return Some(());
-        }
+    let read = match names.op(ids, builder) {
+        Ok(read) => read,
         Err(()) => {
             let damage = (DamageKind::DanglingReference, DamagedTable::Gpu);
             refuse(builder, damage, api, None);
             return None;
         }
+    };
+    tally.barriers += u64::from(read.barrier);
+    if !read.known {
+        let counts = tally.unknown.entry(ids.1).or_default();
+        match read.work {
+            Some(_) => counts.0 += 1,
+            None => counts.1 += 1,
+        }
+    }
+    let Some((kind, name)) = read.work else {
+        return Some(());
     };
     let event = GpuEventRecord {
         kind,
@@ -258,18 +379,56 @@ fn add_op(
     Some(())
 }
 
-/// The model's kind and name of an operation type: kernels by their description, copies and
-/// fills named as the PyTorch profiler names them.
-pub(crate) fn op_kind(op_type: &str, description: String) -> Option<(GpuEventKind, String)> {
-    let copy = |direction: &str| Some((GpuEventKind::Memcpy, format!("Memcpy {direction}")));
+/// What an operation of a type is: GPU work of a kind (and its name), a barrier packet,
+/// or a type this reader does not know (`known: false`) that is read as a kernel when its
+/// description names one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct OpClass {
+    /// The GPU work it is, with its name; `None`: a barrier or an unknown type with no name.
+    pub work: Option<(GpuEventKind, String)>,
+    /// A barrier (or AQL marker) packet: it waits, it does no work.
+    pub barrier: bool,
+    /// One of the types rpdTracer is known to write.
+    pub known: bool,
+}
+
+/// The model's kind and name of an operation type. Kernels are `KernelExecution` (eager
+/// launches) and `Task` (the nodes of a graph replay, as ROCm's tracer files them); copies
+/// and fills are named as the PyTorch profiler names them; barrier and marker packets are
+/// no work. Any other type is unknown: read as a kernel when its description holds a name.
+pub(crate) fn op_kind(op_type: &str, description: String) -> OpClass {
+    let work = |kind, name: String| OpClass {
+        work: Some((kind, name)),
+        barrier: false,
+        known: true,
+    };
+    let copy = |direction: &str| work(GpuEventKind::Memcpy, format!("Memcpy {direction}"));
     match op_type {
-        "KernelExecution" => Some((GpuEventKind::Kernel, description)),
+        "KernelExecution" | "Task" => {
+            let name = if description.is_empty() {
+                op_type.to_owned()
+            } else {
+                description
+            };
+            work(GpuEventKind::Kernel, name)
+        }
         "CopyHostToDevice" => copy("HtoD"),
         "CopyDeviceToHost" => copy("DtoH"),
         "CopyDeviceToDevice" => copy("DtoD"),
         "CopyHostToHost" => copy("HtoH"),
-        "FillBuffer" => Some((GpuEventKind::Memset, "Memset (Device)".to_owned())),
         other if other.starts_with("Copy") => copy(other.trim_start_matches("Copy")),
-        _ => None,
+        other if other.starts_with("Fill") => {
+            work(GpuEventKind::Memset, "Memset (Device)".to_owned())
+        }
+        other if other.starts_with("Barrier") || other == "Marker" => OpClass {
+            work: None,
+            barrier: true,
+            known: true,
+        },
+        _ => OpClass {
+            work: (!description.trim().is_empty()).then(|| (GpuEventKind::Kernel, description)),
+            barrier: false,
+            known: false,
+        },
     }
 }

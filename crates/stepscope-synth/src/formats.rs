@@ -48,13 +48,30 @@ pub struct Kernel {
     pub correlation: u64,
 }
 
-/// The runtime calls and kernels of a Kineto trace.
+/// A host annotation of the trace (a step marker, as ROCTx ranges carry them).
+#[derive(Debug, Clone)]
+pub struct Marker {
+    /// The annotation's text, e.g. `execute_context_1(4)_generation_0(0)`.
+    pub name: String,
+    /// Process.
+    pub pid: i64,
+    /// Thread.
+    pub tid: i64,
+    /// Start, ns.
+    pub start: i64,
+    /// End, ns.
+    pub end: i64,
+}
+
+/// The runtime calls, kernels and host annotations of a Kineto trace.
 #[derive(Debug, Clone, Default)]
 pub struct Parts {
     /// Runtime (and driver) calls, in file order.
     pub calls: Vec<Call>,
     /// Kernels, in file order.
     pub kernels: Vec<Kernel>,
+    /// Host annotations (`user_annotation`), in file order.
+    pub markers: Vec<Marker>,
 }
 
 fn ns(us: &Value) -> i64 {
@@ -102,6 +119,13 @@ impl Parts {
                     start,
                     end,
                     correlation,
+                }),
+                "user_annotation" if e["ph"] == "X" => parts.markers.push(Marker {
+                    name: name.to_owned(),
+                    pid: int(&e["pid"]),
+                    tid: int(&e["tid"]),
+                    start,
+                    end,
                 }),
                 _ => {}
             }
@@ -157,6 +181,11 @@ impl Parts {
                 correlation: k.correlation + di,
                 ..k.clone()
             }));
+            tiled.markers.extend(self.markers.iter().map(|m| Marker {
+                start: m.start + dt,
+                end: m.end + dt,
+                ..m.clone()
+            }));
         }
         tiled
     }
@@ -170,6 +199,7 @@ impl Parts {
             .collect();
         Parts {
             calls: self.calls.clone(),
+            markers: self.markers.clone(),
             kernels: self
                 .kernels
                 .iter()
@@ -378,7 +408,10 @@ INSERT INTO rocpd_metadata(tag, value) VALUES ('schema_version', '2');
 ";
 
 /// An RPD database (rpdTracer's tables and columns): each call's id is its correlation id,
-/// each kernel an op linked to it through `rocpd_api_ops`.
+/// each kernel an op linked to it through `rocpd_api_ops`. As ROCm's tracer files them, the
+/// kernels of a graph launch are `Task` ops and eager kernels `KernelExecution` ops; host
+/// annotations are `UserMarker` calls with the text in `args` (how rpdTracer stores ROCTx
+/// ranges), with ids after the calls'.
 pub fn write_rpd(parts: &Parts, path: &Path) -> Result<(), SynthError> {
     let sql = |e: rusqlite::Error| SynthError::Io(std::io::Error::other(e));
     let conn = Connection::open(path).map_err(sql)?;
@@ -396,6 +429,8 @@ pub fn write_rpd(parts: &Parts, path: &Path) -> Result<(), SynthError> {
     };
     let empty = string("").map_err(sql)?;
     let kernel = string("KernelExecution").map_err(sql)?;
+    let task = string("Task").map_err(sql)?;
+    let graphs: std::collections::HashSet<u64> = parts.graph_launches().into_iter().collect();
     for c in &parts.calls {
         let name = string(&c.name).map_err(sql)?;
         conn.execute(
@@ -408,13 +443,29 @@ pub fn write_rpd(parts: &Parts, path: &Path) -> Result<(), SynthError> {
         let name = string(&k.name).map_err(sql)?;
         conn.execute(
             "INSERT INTO rocpd_op(gpuId, queueId, sequenceId, completionSignal, start, end, description_id, opType_id) VALUES (?1, ?2, 0, '', ?3, ?4, ?5, ?6)",
-            params![k.device, k.stream, k.start, k.end, name, kernel],
+            params![k.device, k.stream, k.start, k.end, name, if graphs.contains(&k.correlation) { task } else { kernel }],
         )
         .map_err(sql)?;
         let op = conn.last_insert_rowid();
         conn.execute(
             "INSERT INTO rocpd_api_ops(api_id, op_id) VALUES (?1, ?2)",
             params![k.correlation as i64, op],
+        )
+        .map_err(sql)?;
+    }
+    let marker = string("UserMarker").map_err(sql)?;
+    let first_id = parts
+        .calls
+        .iter()
+        .map(|c| c.correlation as i64)
+        .max()
+        .unwrap_or(0)
+        + 1;
+    for (i, m) in parts.markers.iter().enumerate() {
+        let text = string(&m.name).map_err(sql)?;
+        conn.execute(
+            "INSERT INTO rocpd_api(id, pid, tid, start, end, apiName_id, args_id) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+            params![first_id + i as i64, m.pid, m.tid, m.start, m.end, marker, text],
         )
         .map_err(sql)?;
     }

@@ -6,7 +6,8 @@
 //! with the ops of two launches deleted from the database (the symptom).
 
 use crate::common::{
-    VLLM_PIECEWISE, arg, assert_same_replays, replay_coverage, stepscope, tempdir, trace,
+    VLLM_PIECEWISE, analyzed_file, arg, assert_same_replays, f64_at, replay_coverage, stepscope,
+    str_at, tempdir, trace,
 };
 use rusqlite::Connection;
 use serde_json::Value;
@@ -32,6 +33,92 @@ fn replays_read_from_rpd_match_the_same_run_read_from_json() {
     assert_eq!(from_rpd["replays"], 25);
     assert_eq!(from_rpd["recorded_nodes"], 23 * 15 + 12 + 4);
     assert_same_replays(&from_rpd, &replay_coverage(&trace(VLLM_PIECEWISE)));
+}
+
+/// One value of an SQL query over the database at `path`.
+fn sql_i64(path: &Path, sql: &str) -> i64 {
+    let conn = Connection::open(path).expect("open");
+    conn.query_row(sql, [], |row| row.get(0)).expect(sql)
+}
+
+#[test]
+fn graph_kernels_filed_as_task_ops_are_replay_nodes_and_gpu_time() {
+    let dir = tempdir();
+    let rpd = rpd_from_kineto(&trace(VLLM_PIECEWISE), &dir.path().join("run.rpd"));
+    // SELECT s.string, count(*), sum(o.end - o.start) FROM rocpd_op o JOIN rocpd_string s
+    //   ON s.id = o.opType_id GROUP BY 1 → KernelExecution 52 (6088751 ns), Task 361
+    //   (149919755 ns): the graph kernels are Task ops, as ROCm's tracer files them.
+    let tasks = "SELECT count(*) FROM rocpd_op o JOIN rocpd_string s ON s.id = o.opType_id WHERE s.string = 'Task'";
+    assert_eq!(sql_i64(&rpd, tasks), 23 * 15 + 12 + 4);
+    let file = analyzed_file(&rpd);
+    assert_eq!(file["replay_coverage"]["recorded_nodes"], 23 * 15 + 12 + 4);
+    assert_eq!(file["events"]["kernels"], 52 + 361);
+    // Every op is read: the GPU time is the SQL sum over rocpd_op.
+    let sum_ns = sql_i64(&rpd, "SELECT sum(end - start) FROM rocpd_op");
+    let total_us = f64_at(&file, "/breakdown/total_gpu_time_us");
+    assert!(
+        (total_us * 1000.0 - sum_ns as f64).abs() < 1.0,
+        "{total_us} µs vs {sum_ns} ns"
+    );
+    // The vLLM step annotation, stored as rpdTracer stores a ROCTx range (a UserMarker row,
+    // the text in args), gives the step and its stage.
+    assert_eq!(
+        file["steps"]["counts"]["vllm:mixed"], 1,
+        "{}",
+        file["steps"]
+    );
+    assert_eq!(str_at(&file, "/breakdown/method"), "step_annotations");
+}
+
+#[test]
+fn an_op_type_the_reader_does_not_know_is_counted_by_name_never_dropped() {
+    let dir = tempdir();
+    let rpd = rpd_from_kineto(&trace(VLLM_PIECEWISE), &dir.path().join("run.rpd"));
+    let conn = Connection::open(&rpd).expect("open");
+    conn.execute_batch(
+        "INSERT INTO rocpd_string(string) VALUES ('FutureDispatch'), ('BarrierAnd'), ('my_future_kernel');
+        INSERT INTO rocpd_op(gpuId, queueId, sequenceId, completionSignal, start, end, description_id, opType_id)
+            SELECT 0, 0, 0, '', (SELECT max(end) FROM rocpd_op) + 1000, (SELECT max(end) FROM rocpd_op) + 3000, (SELECT id FROM rocpd_string WHERE string = 'my_future_kernel'),
+                   (SELECT id FROM rocpd_string WHERE string = 'FutureDispatch');
+        INSERT INTO rocpd_op(gpuId, queueId, sequenceId, completionSignal, start, end, description_id, opType_id)
+            SELECT 0, 0, 0, '', (SELECT max(end) FROM rocpd_op) + 2000, (SELECT max(end) FROM rocpd_op) + 2500, (SELECT id FROM rocpd_string WHERE string = ''),
+                   (SELECT id FROM rocpd_string WHERE string = 'FutureDispatch');
+        INSERT INTO rocpd_op(gpuId, queueId, sequenceId, completionSignal, start, end, description_id, opType_id)
+            SELECT 0, 0, 0, '', (SELECT max(end) FROM rocpd_op) + 3000, (SELECT max(end) FROM rocpd_op) + 7000, (SELECT id FROM rocpd_string WHERE string = ''),
+                   (SELECT id FROM rocpd_string WHERE string = 'BarrierAnd');",
+    )
+    .expect("insert");
+    drop(conn);
+    let file = analyzed_file(&rpd);
+    // Both FutureDispatch ops are counted under their type's name; the one with a name is
+    // read as a kernel, the nameless one is not GPU work it could name.
+    assert_eq!(
+        file["import"]["unknown_categories"]["rpd opType FutureDispatch"], 2,
+        "{}",
+        file["import"]
+    );
+    assert_eq!(file["events"]["kernels"], 52 + 361 + 1);
+    let counter = |name: &str| {
+        file["import"]["counters"]
+            .as_array()
+            .and_then(|c| c.iter().find(|c| c["name"] == name))
+            .and_then(|c| c["count"].as_u64())
+    };
+    assert_eq!(counter("rpd_unknown_op_types_read_as_kernels"), Some(1));
+    assert_eq!(counter("rpd_unknown_op_types_not_read"), Some(1));
+    assert_eq!(counter("rpd_barrier_ops"), Some(1));
+    // GPU time: the SQL sum over the ops read as work (all but the barrier and the nameless
+    // op of the unknown type).
+    let read =
+        "SELECT sum(o.end - o.start) FROM rocpd_op o JOIN rocpd_string t ON t.id = o.opType_id
+        JOIN rocpd_string d ON d.id = o.description_id
+        WHERE t.string NOT LIKE 'Barrier%' AND NOT (t.string = 'FutureDispatch' AND d.string = '')";
+    let sum_ns = sql_i64(&rpd, read);
+    let total_us = f64_at(&file, "/breakdown/total_gpu_time_us");
+    assert!(
+        (total_us * 1000.0 - sum_ns as f64).abs() < 1.0,
+        "{total_us} µs vs {sum_ns} ns"
+    );
 }
 
 #[test]
