@@ -2,7 +2,8 @@
 //! [`stepscope_model`] event model through a [`TraceBuilder`].
 //!
 //! Formats ([`TraceFormat`], one module each, detected from the content): Kineto (PyTorch
-//! profiler) Chrome-trace JSON, rocprofv3 CSV tables and JSON, rocmProfileData SQLite and its
+//! profiler) Chrome-trace JSON, rocprofv3 CSV tables, JSON and SQLite database (rocpd),
+//! rocmProfileData SQLite and its
 //! Chrome-trace export, and Nsight Systems SQLite exports; plain, gzip or zstd.
 //!
 //! ```no_run
@@ -19,6 +20,7 @@ mod gzip;
 pub mod kineto_json;
 pub mod nsys_sqlite;
 mod priority;
+pub mod rocpd_sqlite;
 pub mod rocprof_csv;
 pub mod rocprof_json;
 pub mod rpd_json;
@@ -50,11 +52,13 @@ pub enum TraceFormat {
     RocprofJson,
     /// Nsight Systems SQLite export (`nsys export --type sqlite`).
     NsysSqlite,
+    /// rocprofv3's SQLite database (`--output-format rocpd`, its default since ROCm 7).
+    Rocpd,
 }
 
 impl TraceFormat {
     /// Every format, in sniffing order.
-    pub const ALL: [TraceFormat; 6] = [
+    pub const ALL: [TraceFormat; 7] = [
         // Before Kineto: both are JSON arrays, and Kineto takes any array.
         TraceFormat::RpdJson,
         TraceFormat::RocprofJson,
@@ -62,6 +66,7 @@ impl TraceFormat {
         TraceFormat::RocprofCsv,
         TraceFormat::RpdSqlite,
         TraceFormat::NsysSqlite,
+        TraceFormat::Rocpd,
     ];
 
     /// The name `--format` takes: `kineto-json`, `rocprof-csv`.
@@ -73,6 +78,7 @@ impl TraceFormat {
             TraceFormat::RpdJson => "rpd-json",
             TraceFormat::RocprofJson => "rocprof-json",
             TraceFormat::NsysSqlite => "nsys-sqlite",
+            TraceFormat::Rocpd => "rocpd",
         }
     }
 
@@ -90,6 +96,7 @@ impl TraceFormat {
             TraceFormat::RpdJson => RpdJsonReader::sniff(head),
             TraceFormat::RocprofJson => RocprofJsonReader::sniff(head),
             TraceFormat::NsysSqlite => NsysSqliteReader::sniff(head),
+            TraceFormat::Rocpd => RocpdReader::sniff(head),
         }
     }
 
@@ -123,6 +130,7 @@ impl TraceFormat {
             TraceFormat::RpdJson => RpdJsonReader::read(tables, options, builder),
             TraceFormat::RocprofJson => RocprofJsonReader::read(tables, options, builder),
             TraceFormat::NsysSqlite => NsysSqliteReader::read(tables, options, builder),
+            TraceFormat::Rocpd => RocpdReader::read(tables, options, builder),
         }
     }
 }
@@ -282,6 +290,25 @@ impl TraceReader for NsysSqliteReader {
     ) -> Result<(), IngestError> {
         let db = sqlite::open(first_input(inputs)?, options.kineto.allow_truncated)?;
         nsys_sqlite::read(&db, builder)
+    }
+}
+
+/// [`rocpd_sqlite`] behind [`TraceReader`].
+#[derive(Debug)]
+pub struct RocpdReader;
+
+impl TraceReader for RocpdReader {
+    fn sniff(head: &[u8]) -> Option<bool> {
+        sqlite::sniff(head)
+    }
+
+    fn read(
+        inputs: &[Input<'_>],
+        options: &ReadOptions,
+        builder: &mut TraceBuilder,
+    ) -> Result<(), IngestError> {
+        let db = sqlite::open(first_input(inputs)?, options.kineto.allow_truncated)?;
+        rocpd_sqlite::read(&db, builder)
     }
 }
 

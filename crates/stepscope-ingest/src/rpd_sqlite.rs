@@ -190,7 +190,7 @@ pub fn read(db: &Database, builder: &mut TraceBuilder) -> Result<(), IngestError
 
 /// Start and duration of a row's `start`/`end` columns (ns); the damage when not numbers
 /// (or a start before 0) or reversed.
-fn span(row: &Row<'_>, start: usize) -> Result<(Timestamp, Duration), DamageKind> {
+pub(crate) fn span(row: &Row<'_>, start: usize) -> Result<(Timestamp, Duration), DamageKind> {
     let invalid = DamageKind::InvalidTime;
     let begin: i64 = row.get(start).map_err(|_| invalid)?;
     let end: i64 = row.get(start + 1).map_err(|_| invalid)?;
@@ -208,7 +208,7 @@ fn span(row: &Row<'_>, start: usize) -> Result<(Timestamp, Duration), DamageKind
 
 /// Records a refused row as damage of `table`, linked to correlation `id`, with its name
 /// when it has one.
-fn refuse(
+pub(crate) fn refuse(
     builder: &mut TraceBuilder,
     (kind, table): (DamageKind, DamagedTable),
     id: Option<i64>,
@@ -426,7 +426,7 @@ pub(crate) fn op_kind(op_type: &str, description: String) -> OpClass {
             known: true,
         },
         _ => OpClass {
-            work: (!description.trim().is_empty()).then(|| (GpuEventKind::Kernel, description)),
+            work: (!description.trim().is_empty()).then_some((GpuEventKind::Kernel, description)),
             barrier: false,
             known: false,
         },

@@ -229,6 +229,8 @@ pub fn detect(db: &Database) -> Result<Option<TraceFormat>, IngestError> {
         && (has("CUPTI_ACTIVITY_KIND_KERNEL") || has("CUPTI_ACTIVITY_KIND_RUNTIME"))
     {
         Some(TraceFormat::NsysSqlite)
+    } else if crate::rocpd_sqlite::is_rocpd(&tables) {
+        Some(TraceFormat::Rocpd)
     } else {
         None
     })
@@ -236,11 +238,11 @@ pub fn detect(db: &Database) -> Result<Option<TraceFormat>, IngestError> {
 
 /// What a database is when it is no trace stepscope reads, for the error.
 pub fn recognise(db: &Database) -> &'static str {
-    if db.has_table("rocpd_info_agent") || db.has_table("rocpd_kernel_dispatch") {
-        "a rocprofv3 rocpd database; record with rocprofv3 --output-format csv (its tables read here) instead"
+    if db.has_table("rocpd_info_agent") {
+        "a rocprofv3 rocpd database with no kernel dispatch or region table (record with rocprofv3 --runtime-trace)"
     } else if db.has_table("StringIds") {
         "an Nsight Systems export without CUDA kernel or API tables (record with `nsys profile --trace=cuda`)"
     } else {
-        "an SQLite database that is neither an RPD (rocmProfileData) nor an Nsight Systems export"
+        "an SQLite database that is neither an RPD (rocmProfileData), a rocprofv3 rocpd database nor an Nsight Systems export"
     }
 }

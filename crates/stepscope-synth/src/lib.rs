@@ -6,7 +6,8 @@
 //! - [`removal`] deletes a graph replay's kernels from a real trace, to make the symptom
 //!   from real files inside tests (no public trace shows it).
 //! - [`formats`] writes a real Kineto trace's calls and kernels as rocprofv3 CSV/JSON, RPD and
-//!   rpd2tracing JSON (no public file of those formats holds graph replays).
+//!   rpd2tracing JSON (no public file of those formats holds graph replays); [`rocpd`]
+//!   writes them as rocprofv3's SQLite database.
 //!
 //! Nothing here prints; the `tile-trace` binary (in the `stepscope` crate) writes to the terminal.
 
@@ -19,6 +20,7 @@ mod io;
 mod json_util;
 pub mod removal;
 mod rng;
+pub mod rocpd;
 pub mod tile;
 
 pub use error::SynthError;

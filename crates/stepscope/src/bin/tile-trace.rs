@@ -1,7 +1,7 @@
 //! `tile-trace INPUT --target-bytes 1G [--gzip] [--as FORMAT] -o OUTPUT`: repeats a real Kineto
 //! trace in time until its JSON reaches about the target size (for the GB-scale parse
 //! benchmark); with `--as`, its runtime calls and kernels are written in another profiler's
-//! format instead (`rocprof-json`, `rpd-json`, `rpd`, `rocprof-csv`: then OUTPUT names the
+//! format instead (`rocprof-json`, `rpd-json`, `rpd`, `rocprof-csv`, `rocpd`: then OUTPUT names the
 //! `*kernel_trace.csv`, and the `*hip_api_trace.csv` is written beside it), sized the same way.
 
 #![allow(clippy::print_stdout, clippy::print_stderr)]
@@ -31,7 +31,7 @@ struct Cli {
     #[arg(long)]
     gzip: bool,
     /// Write the calls and kernels in this format (see `stepscope_synth::formats`).
-    #[arg(long = "as", value_name = "FORMAT", value_parser = ["rocprof-json", "rpd-json", "rpd", "rocprof-csv"])]
+    #[arg(long = "as", value_name = "FORMAT", value_parser = ["rocprof-json", "rpd-json", "rpd", "rocprof-csv", "rocpd"])]
     format: Option<String>,
     /// Output file.
     #[arg(short, long)]
@@ -101,6 +101,13 @@ fn write_as(parts: &Parts, format: &str, output: &std::path::Path) -> Result<(),
                 std::fs::remove_file(output)?;
             }
             formats::write_rpd(parts, output)
+        }
+        "rocpd" => {
+            if output.exists() {
+                std::fs::remove_file(output)?;
+            }
+            let options = stepscope_synth::rocpd::RocpdOptions::default();
+            stepscope_synth::rocpd::write_rocpd(parts, output, &options)
         }
         _ => {
             let name = output

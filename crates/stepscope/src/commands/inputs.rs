@@ -7,7 +7,13 @@ use std::path::{Path, PathBuf};
 
 /// The file name endings a folder search keeps: Kineto JSON, and the kernel table of a
 /// rocprofv3 CSV run (its other tables are read with it).
-pub const TRACE_SUFFIXES: [&str; 4] = [".json", ".json.gz", ".json.zst", "kernel_trace.csv"];
+pub const TRACE_SUFFIXES: [&str; 5] = [
+    ".json",
+    ".json.gz",
+    ".json.zst",
+    "kernel_trace.csv",
+    "_results.db",
+];
 
 /// What a list of inputs holds: the trace files to read (as ranks), the capture traces found
 /// beside them, and what a folder search passed over.

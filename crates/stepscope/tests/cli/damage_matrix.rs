@@ -1,8 +1,9 @@
 //! Damage is damage in every reader. The same real trace (the piecewise vLLM one) is written
 //! in each format stepscope reads, as the format tests write them — Kineto JSON, rocprofv3
-//! CSV and JSON, RPD (SQLite) and its JSON, the Nsight Systems export — with the same bad
-//! data in it, and every format must give the verdict the Kineto reader gives: `damaged`
-//! (exit 3 under a gate), never a runtime symptom with switch advice, never complete.
+//! CSV, JSON and SQLite (rocpd), RPD (SQLite) and its JSON, the Nsight Systems export — with
+//! the same bad data in it, and every format must give the verdict the Kineto reader gives:
+//! `damaged` (exit 3 under a gate), never a runtime symptom with switch advice, never
+//! complete.
 
 use crate::common::{VLLM_PIECEWISE, arg, gunzip, stepscope, tempdir};
 use rusqlite::Connection;
@@ -31,6 +32,9 @@ fn every_format(doc: &Value, dir: &Path) -> Vec<(&'static str, PathBuf)> {
     let rpd_text = dir.join("rpd.json");
     std::fs::write(&rpd_text, rpd_json(&parts).to_string()).expect("write");
     let nsys = crate::nsys_sqlite::nsys_export(&kineto, &dir.join("run.sqlite"));
+    let rocpd = dir.join("4242_results.db");
+    let options = stepscope_synth::rocpd::RocpdOptions::default();
+    stepscope_synth::rocpd::write_rocpd(&parts, &rocpd, &options).expect("rocpd");
     vec![
         ("kineto-json", kineto),
         ("rocprof-csv", csv),
@@ -38,6 +42,7 @@ fn every_format(doc: &Value, dir: &Path) -> Vec<(&'static str, PathBuf)> {
         ("rpd", rpd),
         ("rpd-json", rpd_text),
         ("nsys-sqlite", nsys),
+        ("rocpd", rocpd),
     ]
 }
 

@@ -24,6 +24,7 @@ mod outputs;
 mod parquet;
 mod perfetto;
 mod profile;
+mod rocpd;
 mod rocprof_csv;
 mod rocprof_json;
 mod rpd;

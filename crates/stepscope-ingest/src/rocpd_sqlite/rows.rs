@@ -1,0 +1,547 @@
+//! The rows of one rocpd run: regions, kernel dispatches, copies, allocations; with the
+//! string, category, kernel-symbol and agent tables they point into.
+
+use super::Tables;
+use crate::IngestError;
+use crate::rpd_sqlite::{refuse, span};
+use crate::sqlite::Database;
+use rusqlite::Row;
+use rustc_hash::FxHashMap;
+use stepscope_model::{
+    AnnotationRecord, CorrelationId, DamageKind, DamagedTable, GpuEventKind, GpuEventRecord,
+    NameId, ProcessId, RuntimeCallKind, RuntimeCallRecord, StreamId, ThreadId, TraceBuilder,
+};
+
+/// What was read, for the statistics and the verdict.
+#[derive(Debug, Default, Clone, Copy)]
+pub(crate) struct Totals {
+    pub skipped: u64,
+    pub allocations: u64,
+    pub other_regions: u64,
+    pub hip_calls: u64,
+    pub dispatches: u64,
+}
+
+impl Totals {
+    pub(crate) fn add(&mut self, other: &Totals) {
+        self.skipped += other.skipped;
+        self.allocations += other.allocations;
+        self.other_regions += other.other_regions;
+        self.hip_calls += other.hip_calls;
+        self.dispatches += other.dispatches;
+    }
+}
+
+/// What an event's category makes a region.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Category {
+    /// `HIP_RUNTIME_API`, `HIP_COMPILER_API`, `HIP_RUNTIME_API_EXT`…
+    Hip,
+    /// `HSA_CORE_API`…
+    Hsa,
+    /// `MARKER_CORE_RANGE_API`… (ROCTx).
+    Marker,
+    /// Anything else (RCCL, rocDecode…), or no category.
+    Other,
+}
+
+impl Category {
+    fn of(name: &str) -> Self {
+        if name.starts_with("HIP_") {
+            Category::Hip
+        } else if name.starts_with("HSA_") {
+            Category::Hsa
+        } else if name.contains("MARKER") {
+            Category::Marker
+        } else {
+            Category::Other
+        }
+    }
+}
+
+/// The lookup tables of a run: strings and categories looked up once each, kernel symbols
+/// and agents read whole (they are small).
+struct Lookups<'d> {
+    db: &'d Database,
+    strings_sql: String,
+    categories_sql: String,
+    calls: FxHashMap<i64, Option<(NameId, RuntimeCallKind)>>,
+    categories: FxHashMap<i64, Category>,
+    copies: FxHashMap<i64, Option<NameId>>,
+    symbols: FxHashMap<i64, NameId>,
+    /// GPU agents: id → device index.
+    devices: FxHashMap<i64, u32>,
+    /// Stream and queue handles (opaque, maybe pointers) → small numbers, in order seen.
+    streams: FxHashMap<(bool, i64), u32>,
+}
+
+impl<'d> Lookups<'d> {
+    fn new(
+        db: &'d Database,
+        run: &Tables,
+        builder: &mut TraceBuilder,
+    ) -> Result<Self, IngestError> {
+        let strings = run.get("rocpd_string").unwrap_or("rocpd_string");
+        let categories_sql = match run.get("rocpd_info_category") {
+            Some(table) => format!("SELECT name FROM \"{table}\" WHERE id = ?1"),
+            None => format!("SELECT string FROM \"{strings}\" WHERE id = ?1"),
+        };
+        let mut lookups = Lookups {
+            db,
+            strings_sql: format!("SELECT string FROM \"{strings}\" WHERE id = ?1"),
+            categories_sql,
+            calls: FxHashMap::default(),
+            categories: FxHashMap::default(),
+            copies: FxHashMap::default(),
+            symbols: FxHashMap::default(),
+            devices: FxHashMap::default(),
+            streams: FxHashMap::default(),
+        };
+        lookups.read_symbols(run, builder)?;
+        lookups.read_agents(run, builder)?;
+        Ok(lookups)
+    }
+
+    fn text(&self, sql: &str, id: i64) -> Option<String> {
+        let mut statement = self.db.conn.prepare(sql).ok()?;
+        statement
+            .query_row([id], |row| row.get::<_, Option<String>>(0))
+            .ok()
+            .flatten()
+    }
+
+    fn read_symbols(
+        &mut self,
+        run: &Tables,
+        builder: &mut TraceBuilder,
+    ) -> Result<(), IngestError> {
+        let Some(table) = run.get("rocpd_info_kernel_symbol") else {
+            return Ok(());
+        };
+        let sql = format!("SELECT id, display_name, kernel_name FROM \"{table}\"");
+        let mut symbols = FxHashMap::default();
+        self.db.for_each_row((table, &sql), builder, |row, b| {
+            let id: i64 = row.get(0).ok()?;
+            let display: Option<String> = row.get(1).ok().flatten();
+            let name = display
+                .filter(|n| !n.is_empty())
+                .or_else(|| row.get::<_, Option<String>>(2).ok().flatten())?;
+            symbols.insert(id, b.intern(&name));
+            Some(())
+        })?;
+        self.symbols = symbols;
+        Ok(())
+    }
+
+    fn read_agents(&mut self, run: &Tables, builder: &mut TraceBuilder) -> Result<(), IngestError> {
+        let Some(table) = run.get("rocpd_info_agent") else {
+            return Ok(());
+        };
+        let sql = format!(
+            "SELECT id, type, coalesce(type_index, logical_index, absolute_index, id), coalesce(product_name, name) FROM \"{table}\""
+        );
+        let mut devices = FxHashMap::default();
+        self.db.for_each_row((table, &sql), builder, |row, b| {
+            let id: i64 = row.get(0).ok()?;
+            if row.get::<_, Option<String>>(1).ok().flatten().as_deref() != Some("GPU") {
+                return Some(());
+            }
+            let index: i64 = row.get(2).unwrap_or(0);
+            devices.insert(id, u32::try_from(index).unwrap_or(0));
+            let product: Option<String> = row.get(3).ok().flatten();
+            let names = &mut b.metadata_mut().device_names;
+            if let Some(product) = product.filter(|p| !names.contains(p)) {
+                names.push(product);
+            }
+            Some(())
+        })?;
+        self.devices = devices;
+        Ok(())
+    }
+
+    fn category(&mut self, id: Option<i64>) -> Category {
+        let Some(id) = id else {
+            return Category::Other;
+        };
+        if let Some(known) = self.categories.get(&id) {
+            return *known;
+        }
+        let category = self
+            .text(&self.categories_sql.clone(), id)
+            .map_or(Category::Other, |name| Category::of(&name));
+        self.categories.insert(id, category);
+        category
+    }
+
+    fn call(&mut self, id: i64, builder: &mut TraceBuilder) -> Option<(NameId, RuntimeCallKind)> {
+        if let Some(known) = self.calls.get(&id) {
+            return *known;
+        }
+        let known = self
+            .text(&self.strings_sql.clone(), id)
+            .map(|name| (builder.intern(&name), RuntimeCallKind::classify(&name)));
+        self.calls.insert(id, known);
+        known
+    }
+
+    fn copy(&mut self, id: i64, builder: &mut TraceBuilder) -> Option<NameId> {
+        if let Some(known) = self.copies.get(&id) {
+            return *known;
+        }
+        let known = self
+            .text(&self.strings_sql.clone(), id)
+            .map(|name| builder.intern(&copy_name(&name)));
+        self.copies.insert(id, known);
+        known
+    }
+
+    /// The lane of a stream (`queue: false`) or hardware queue handle.
+    fn lane(&mut self, queue: bool, handle: i64) -> StreamId {
+        let next = self.streams.len() as u32;
+        StreamId(*self.streams.entry((queue, handle)).or_insert(next))
+    }
+
+    fn device(&self, agent: Option<i64>) -> Option<u32> {
+        agent.and_then(|a| self.devices.get(&a).copied())
+    }
+}
+
+/// A copy named as the PyTorch profiler names it: `MEMORY_COPY_HOST_TO_DEVICE` →
+/// `Memcpy HtoD`.
+fn copy_name(name: &str) -> String {
+    let direction = name.trim_start_matches("MEMORY_COPY_");
+    let short = match direction {
+        "HOST_TO_DEVICE" => "HtoD",
+        "DEVICE_TO_HOST" => "DtoH",
+        "DEVICE_TO_DEVICE" => "DtoD",
+        "HOST_TO_HOST" => "HtoH",
+        "PEER_TO_PEER" => "PtoP",
+        other => other,
+    };
+    format!("Memcpy {short}")
+}
+
+/// The id that links a record to its call: the internal correlation id (`stack_id`), else
+/// the external one.
+fn link(row: &Row<'_>, stack: usize) -> CorrelationId {
+    let positive = |i: usize| {
+        row.get::<_, Option<i64>>(i)
+            .ok()
+            .flatten()
+            .filter(|v| *v > 0)
+    };
+    let id = positive(stack).or_else(|| positive(stack + 1)).unwrap_or(0);
+    CorrelationId(u64::try_from(id).unwrap_or(0))
+}
+
+/// Whether `table` is of the 4.1.0 layout (its owner columns in `rocpd_track`).
+fn tracked(db: &Database, table: &str) -> bool {
+    db.columns(table).iter().any(|c| c == "track_id")
+}
+
+/// The FROM clause of a record table joined to its event (and track, in 4.1.0), and the
+/// expression of each owner column.
+fn from(db: &Database, run: &Tables, table: &str) -> (String, &'static str) {
+    let event = run.get("rocpd_event").unwrap_or("rocpd_event");
+    let joined = format!("\"{table}\" x LEFT JOIN \"{event}\" e ON e.id = x.event_id");
+    match run.get("rocpd_track").filter(|_| tracked(db, table)) {
+        Some(track) => (
+            format!("{joined} LEFT JOIN \"{track}\" t ON t.id = x.track_id"),
+            "t",
+        ),
+        None => (joined, "x"),
+    }
+}
+
+/// Reads one run's records into `builder`.
+pub(crate) fn read_run(
+    db: &Database,
+    run: &Tables,
+    builder: &mut TraceBuilder,
+) -> Result<Totals, IngestError> {
+    let mut lookups = Lookups::new(db, run, builder)?;
+    let mut totals = Totals::default();
+    if let Some(table) = run.get("rocpd_region") {
+        read_regions(db, run, table, (&mut lookups, &mut totals), builder)?;
+    }
+    let mut by_queue = false;
+    if let Some(table) = run.get("rocpd_kernel_dispatch") {
+        by_queue = read_dispatches(db, run, table, (&mut lookups, &mut totals), builder)?;
+    }
+    if let Some(table) = run.get("rocpd_memory_copy") {
+        read_copies(db, run, table, (&mut lookups, by_queue), builder)
+            .map(|skipped| totals.skipped += skipped)?;
+    }
+    if let Some(table) = run.get("rocpd_memory_allocate") {
+        let sql = format!("SELECT 1 FROM \"{table}\"");
+        db.for_each_row((table, &sql), builder, |_, _| {
+            totals.allocations += 1;
+            Some(())
+        })?;
+    }
+    Ok(totals)
+}
+
+fn read_regions(
+    db: &Database,
+    run: &Tables,
+    table: &str,
+    (lookups, totals): (&mut Lookups<'_>, &mut Totals),
+    builder: &mut TraceBuilder,
+) -> Result<(), IngestError> {
+    let (from, owner) = from(db, run, table);
+    let sql = format!(
+        "SELECT {owner}.pid, {owner}.tid, x.start, x.end, x.name_id, e.category_id, e.stack_id, e.correlation_id, e.extdata FROM {from}"
+    );
+    totals.skipped += db.for_each_row((table, &sql), builder, |row, b| {
+        add_region(row, b, lookups, totals)
+    })?;
+    Ok(())
+}
+
+fn add_region(
+    row: &Row<'_>,
+    builder: &mut TraceBuilder,
+    lookups: &mut Lookups<'_>,
+    totals: &mut Totals,
+) -> Option<()> {
+    let category = lookups.category(row.get(5).ok().flatten());
+    let correlation = link(row, 6);
+    let named = lookups.call(row.get(4).unwrap_or(0), builder);
+    let refused = |kind, builder: &mut TraceBuilder| {
+        let damage = (kind, DamagedTable::Runtime);
+        let id = i64::try_from(correlation.0).ok();
+        refuse(builder, damage, id, named.map(|(name, _)| name));
+        None
+    };
+    let (start, duration) = match span(row, 2) {
+        Ok(span) => span,
+        Err(kind) => return refused(kind, builder),
+    };
+    let process = builder.process_number(row.get(0).unwrap_or(0));
+    let thread = ThreadId::Number(row.get(1).unwrap_or(0));
+    if category == Category::Marker {
+        let span = (process, thread, start, duration);
+        add_marker(row, builder, named.map(|(name, _)| name), span, totals);
+        return Some(());
+    }
+    let Some((name, kind)) = named else {
+        return refused(DamageKind::DanglingReference, builder);
+    };
+    match category {
+        Category::Hip => totals.hip_calls += 1,
+        Category::Other => totals.other_regions += 1,
+        Category::Hsa | Category::Marker => {}
+    }
+    let call = RuntimeCallRecord {
+        kind,
+        name,
+        process,
+        thread,
+        start,
+        duration,
+        correlation,
+        launched_kernel: None,
+    };
+    builder.add_runtime_call(call);
+    Some(())
+}
+
+/// A ROCTx range as a host annotation named by its message (else the region's name); a mark
+/// (no length) names no step and is counted.
+fn add_marker(
+    row: &Row<'_>,
+    builder: &mut TraceBuilder,
+    region_name: Option<NameId>,
+    (process, thread, start, duration): (
+        ProcessId,
+        ThreadId,
+        stepscope_model::Timestamp,
+        stepscope_model::Duration,
+    ),
+    totals: &mut Totals,
+) {
+    let extdata: Option<String> = row.get(8).ok().flatten();
+    let message = extdata
+        .and_then(|text| serde_json::from_str::<serde_json::Value>(&text).ok())
+        .and_then(|value| value.get("message")?.as_str().map(str::to_owned))
+        .filter(|m| !m.is_empty());
+    let name = match message {
+        Some(message) => builder.intern(&message),
+        None => match region_name {
+            Some(name) => name,
+            None => {
+                totals.other_regions += 1;
+                return;
+            }
+        },
+    };
+    if duration.as_nanos() == 0 {
+        totals.other_regions += 1;
+        return;
+    }
+    builder.add_annotation(AnnotationRecord {
+        name,
+        process,
+        thread,
+        start,
+        duration,
+    });
+}
+
+/// Reads the kernel dispatches; returns whether streams are hardware queues (no dispatch
+/// recorded a HIP stream).
+fn read_dispatches(
+    db: &Database,
+    run: &Tables,
+    table: &str,
+    (lookups, totals): (&mut Lookups<'_>, &mut Totals),
+    builder: &mut TraceBuilder,
+) -> Result<bool, IngestError> {
+    let (from, owner) = from(db, run, table);
+    let graph = if db.columns(table).iter().any(|c| c == "graph_exec_id") {
+        "x.graph_exec_id"
+    } else {
+        "0"
+    };
+    let sql = format!(
+        "SELECT {owner}.pid, {owner}.agent_id, {owner}.queue_id, {owner}.stream_id, x.start, x.end, x.kernel_id, e.stack_id, e.correlation_id, {graph} FROM {from}"
+    );
+    let first = builder.trace_mut().gpu.len();
+    let mut queues: Vec<StreamId> = Vec::new();
+    let mut saw_stream = false;
+    totals.skipped += db.for_each_row((table, &sql), builder, |row, b| {
+        let queue = add_dispatch(row, b, lookups)?;
+        totals.dispatches += 1;
+        saw_stream |= row.get::<_, Option<i64>>(3).ok().flatten().unwrap_or(0) != 0;
+        queues.push(queue);
+        Some(())
+    })?;
+    if saw_stream || queues.is_empty() {
+        return Ok(false);
+    }
+    let streams = &mut builder.trace_mut().gpu.stream;
+    for (row, queue) in queues.into_iter().enumerate() {
+        if let Some(stream) = streams.get_mut(first + row) {
+            *stream = queue;
+        }
+    }
+    Ok(true)
+}
+
+/// Adds one dispatch; returns its queue's lane (for streams read as queues).
+fn add_dispatch(
+    row: &Row<'_>,
+    builder: &mut TraceBuilder,
+    lookups: &mut Lookups<'_>,
+) -> Option<StreamId> {
+    let correlation = link(row, 7);
+    let id = i64::try_from(correlation.0).ok();
+    let name = row
+        .get::<_, i64>(6)
+        .ok()
+        .and_then(|k| lookups.symbols.get(&k).copied());
+    let (start, duration) = match span(row, 4) {
+        Ok(span) => span,
+        Err(kind) => {
+            refuse(builder, (kind, DamagedTable::Gpu), id, name);
+            return None;
+        }
+    };
+    let Some(name) = name else {
+        refuse(
+            builder,
+            (DamageKind::DanglingReference, DamagedTable::Gpu),
+            id,
+            None,
+        );
+        return None;
+    };
+    let agent: Option<i64> = row.get(1).ok().flatten();
+    let handle = |i: usize| row.get::<_, Option<i64>>(i).ok().flatten().unwrap_or(0);
+    let (stream, queue) = (
+        lookups.lane(false, handle(3)),
+        lookups.lane(true, handle(2)),
+    );
+    let graph = row
+        .get::<_, Option<i64>>(9)
+        .ok()
+        .flatten()
+        .filter(|g| *g > 0);
+    let event = GpuEventRecord {
+        kind: GpuEventKind::Kernel,
+        name,
+        process: builder.process_number(row.get(0).unwrap_or(0)),
+        device: lookups
+            .device(agent)
+            .unwrap_or_else(|| u32::try_from(handle(1)).unwrap_or(0)),
+        stream,
+        start,
+        duration,
+        correlation,
+        graph_id: graph.and_then(|g| u64::try_from(g).ok()),
+    };
+    builder.add_gpu_event(event);
+    Some(queue)
+}
+
+fn read_copies(
+    db: &Database,
+    run: &Tables,
+    table: &str,
+    (lookups, by_queue): (&mut Lookups<'_>, bool),
+    builder: &mut TraceBuilder,
+) -> Result<u64, IngestError> {
+    let (from, owner) = from(db, run, table);
+    let sql = format!(
+        "SELECT {owner}.pid, x.dst_agent_id, x.src_agent_id, {owner}.queue_id, {owner}.stream_id, x.start, x.end, x.name_id, e.stack_id, e.correlation_id FROM {from}"
+    );
+    db.for_each_row((table, &sql), builder, |row, b| {
+        add_copy(row, b, lookups, by_queue)
+    })
+}
+
+fn add_copy(
+    row: &Row<'_>,
+    builder: &mut TraceBuilder,
+    lookups: &mut Lookups<'_>,
+    by_queue: bool,
+) -> Option<()> {
+    let correlation = link(row, 8);
+    let id = i64::try_from(correlation.0).ok();
+    let name = lookups.copy(row.get(7).unwrap_or(0), builder);
+    let (start, duration) = match span(row, 5) {
+        Ok(span) => span,
+        Err(kind) => {
+            refuse(builder, (kind, DamagedTable::Gpu), id, name);
+            return None;
+        }
+    };
+    let Some(name) = name else {
+        refuse(
+            builder,
+            (DamageKind::DanglingReference, DamagedTable::Gpu),
+            id,
+            None,
+        );
+        return None;
+    };
+    let agent = |i: usize| row.get::<_, Option<i64>>(i).ok().flatten();
+    let device = lookups
+        .device(agent(1))
+        .or_else(|| lookups.device(agent(2)));
+    let stream = lookups.lane(by_queue, agent(if by_queue { 3 } else { 4 }).unwrap_or(0));
+    let event = GpuEventRecord {
+        kind: GpuEventKind::Memcpy,
+        name,
+        process: builder.process_number(row.get(0).unwrap_or(0)),
+        device: device.unwrap_or(0),
+        stream,
+        start,
+        duration,
+        correlation,
+        graph_id: None,
+    };
+    builder.add_gpu_event(event);
+    Some(())
+}
