@@ -11,6 +11,8 @@
 //! `correlation_id.internal`, so `hip_api` records are what link kernels to their launches:
 //! a file recorded without `--hip-trace` has none, and then replay coverage cannot be told
 //! (`TraceMetadata::linkage_unavailable` says so and how to record it).
+//! ROCTx ranges are `marker_api` records, their messages in `strings.marker_api` keyed by
+//! `correlation_id.internal`: host annotations, where steps are found.
 //! Correlation ids are scoped by the process object they belong to.
 
 use crate::IngestError;
@@ -18,9 +20,9 @@ use crate::rocprof_csv::copy_direction;
 use rustc_hash::FxHashMap;
 use serde::Deserialize;
 use stepscope_model::{
-    CorrelationId, DamageKind, DamagedEvent, DamagedTable, Duration, GpuEventKind, GpuEventRecord,
-    ProcessId, RuntimeCallKind, RuntimeCallRecord, Severity, StreamId, ThreadId, Timestamp,
-    TraceBuilder,
+    AnnotationRecord, CorrelationId, DamageKind, DamagedEvent, DamagedTable, Duration,
+    GpuEventKind, GpuEventRecord, ProcessId, RuntimeCallKind, RuntimeCallRecord, Severity,
+    StreamId, ThreadId, Timestamp, TraceBuilder,
 };
 
 /// Whether `head` starts like rocprofv3 JSON: an object whose first key is the tool's.
@@ -88,6 +90,9 @@ struct Symbol {
 #[serde(default)]
 struct Strings {
     buffer_records: Vec<KindNames>,
+    /// ROCTx messages by correlation id: `[{"key": id, "value": text}]` (how the tool writes
+    /// its map), or an object `{"id": text}`.
+    marker_api: serde_json::Value,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -101,6 +106,7 @@ struct KindNames {
 struct Records {
     kernel_dispatch: Vec<Dispatch>,
     hip_api: Vec<ApiRecord>,
+    marker_api: Vec<ApiRecord>,
     memory_copy: Vec<CopyRecord>,
 }
 
@@ -224,7 +230,52 @@ fn read_process(process: &Process, scope: u64, builder: &mut TraceBuilder) -> u6
     for call in &records.hip_api {
         skipped += u64::from(add_call(builder, process, call, (pid, scope)).is_none());
     }
+    add_markers(builder, process, pid);
     skipped
+}
+
+/// ROCTx messages by correlation id.
+fn marker_messages(strings: &Strings) -> FxHashMap<u64, &str> {
+    let id = |key: &serde_json::Value| {
+        key.as_u64()
+            .or_else(|| key.as_str().and_then(|k| k.parse().ok()))
+    };
+    match &strings.marker_api {
+        serde_json::Value::Array(entries) => entries
+            .iter()
+            .filter_map(|e| Some((id(&e["key"])?, e["value"].as_str()?)))
+            .collect(),
+        serde_json::Value::Object(map) => map
+            .iter()
+            .filter_map(|(k, v)| Some((k.parse().ok()?, v.as_str()?)))
+            .collect(),
+        _ => FxHashMap::default(),
+    }
+}
+
+/// ROCTx ranges (`marker_api` records) as host annotations named by their message, where
+/// steps are found; marks (no length) and ranges without a message name no step.
+fn add_markers(builder: &mut TraceBuilder, process: &Process, pid: ProcessId) {
+    let messages = marker_messages(&process.strings);
+    for marker in &process.buffer_records.marker_api {
+        builder.counts_mut().events += 1;
+        let message = messages.get(&marker.correlation_id.internal);
+        let times = (marker.start_timestamp, marker.end_timestamp);
+        let (Some(message), Some((start, duration))) = (message, span(times)) else {
+            continue;
+        };
+        if message.is_empty() || duration.as_nanos() == 0 {
+            continue;
+        }
+        let span = AnnotationRecord {
+            name: builder.intern(message),
+            process: pid,
+            thread: ThreadId::Number(marker.thread_id),
+            start,
+            duration,
+        };
+        builder.add_annotation(span);
+    }
 }
 
 /// The GPU agents: handle → (gpu index, product name).

@@ -210,8 +210,9 @@ impl Parts {
     }
 }
 
-/// rocprofv3 CSV: `<prefix>kernel_trace.csv` and `<prefix>hip_api_trace.csv` in `dir`
-/// (rocprofv3's column sets); returns the kernel table's path.
+/// rocprofv3 CSV: `<prefix>kernel_trace.csv`, `<prefix>hip_api_trace.csv` and (when the trace
+/// has host annotations) `<prefix>marker_api_trace.csv` in `dir` (rocprofv3's column sets);
+/// returns the kernel table's path.
 pub fn write_rocprof_csv(parts: &Parts, dir: &Path, prefix: &str) -> Result<PathBuf, SynthError> {
     let path = dir.join(format!("{prefix}kernel_trace.csv"));
     let mut kernels = csv::Writer::from_path(&path).map_err(csv_error)?;
@@ -271,7 +272,41 @@ pub fn write_rocprof_csv(parts: &Parts, dir: &Path, prefix: &str) -> Result<Path
         calls.write_record(&row).map_err(csv_error)?;
     }
     calls.flush()?;
+    if !parts.markers.is_empty() {
+        write_marker_csv(parts, &dir.join(format!("{prefix}marker_api_trace.csv")))?;
+    }
     Ok(path)
+}
+
+/// `marker_api_trace.csv`: ROCTx ranges, the message in `Function` (rocprofv3's columns).
+fn write_marker_csv(parts: &Parts, path: &Path) -> Result<(), SynthError> {
+    let mut markers = csv::Writer::from_path(path).map_err(csv_error)?;
+    markers
+        .write_record([
+            "Domain",
+            "Function",
+            "Process_Id",
+            "Thread_Id",
+            "Correlation_Id",
+            "Start_Timestamp",
+            "End_Timestamp",
+        ])
+        .map_err(csv_error)?;
+    let first_id = parts.calls.iter().map(|c| c.correlation).max().unwrap_or(0) + 1;
+    for (i, m) in parts.markers.iter().enumerate() {
+        let row = [
+            "MARKER_CORE_RANGE_API".to_owned(),
+            m.name.clone(),
+            m.pid.to_string(),
+            m.tid.to_string(),
+            (first_id + i as u64).to_string(),
+            m.start.to_string(),
+            m.end.to_string(),
+        ];
+        markers.write_record(&row).map_err(csv_error)?;
+    }
+    markers.flush()?;
+    Ok(())
 }
 
 fn csv_error(e: csv::Error) -> SynthError {
@@ -279,7 +314,9 @@ fn csv_error(e: csv::Error) -> SynthError {
 }
 
 /// rocprofv3 JSON (`rocprofiler-sdk-tool`): kernel symbols, dispatches and HIP API records
-/// sharing `correlation_id.internal`, HIP names in `strings.buffer_records[5]`.
+/// sharing `correlation_id.internal`, HIP names in `strings.buffer_records[5]`; host
+/// annotations as ROCTx ranges (`marker_api` records, their messages in
+/// `strings.marker_api` by correlation id).
 pub fn rocprof_json(parts: &Parts) -> Value {
     let mut out = Vec::new();
     write_rocprof_json(parts, &mut out).expect("writing to memory");
@@ -309,11 +346,19 @@ pub fn write_rocprof_json(parts: &Parts, out: impl Write) -> Result<(), SynthErr
     let mut kinds = vec![json!({"kind": "NONE", "operations": []}); 12];
     kinds[5] = json!({"kind": "HIP_RUNTIME_API", "operations": operations});
     kinds[11] = json!({"kind": "KERNEL_DISPATCH", "operations": ["KERNEL_DISPATCH_NONE", "KERNEL_DISPATCH_ENQUEUE", "KERNEL_DISPATCH_COMPLETE"]});
+    kinds[7] = json!({"kind": "MARKER_CORE_API", "operations": ["roctxMarkA", "roctxRangePushA", "roctxRangePop", "roctxRangeStartA", "roctxRangeStop"]});
+    let first_marker = parts.calls.iter().map(|c| c.correlation).max().unwrap_or(0) + 1;
+    let messages: Vec<Value> = parts
+        .markers
+        .iter()
+        .enumerate()
+        .map(|(i, m)| json!({"key": first_marker + i as u64, "value": m.name}))
+        .collect();
     let head = json!({
         "metadata": {"pid": parts.calls.first().map_or(1, |c| c.pid)},
         "agents": [{"id": {"handle": 7}, "type": 2, "name": "gfx942", "product_name": "AMD Instinct MI300X", "gpu_index": 0}],
         "kernel_symbols": symbols,
-        "strings": {"buffer_records": kinds},
+        "strings": {"buffer_records": kinds, "marker_api": messages},
     });
     let head = serde_json::to_string(&head)?;
     write!(
@@ -335,6 +380,13 @@ pub fn write_rocprof_json(parts: &Parts, out: impl Write) -> Result<(), SynthErr
             "start_timestamp": c.start, "end_timestamp": c.end})
     });
     write_array(&mut out, calls)?;
+    write!(out, ",\"marker_api\":")?;
+    let markers = parts.markers.iter().enumerate().map(|(i, m)| {
+        json!({"kind": 7, "operation": 1, "thread_id": m.tid,
+            "correlation_id": {"internal": first_marker + i as u64, "external": 0},
+            "start_timestamp": m.start, "end_timestamp": m.end})
+    });
+    write_array(&mut out, markers)?;
     write!(out, "}}}}]}}")?;
     out.flush()?;
     Ok(())

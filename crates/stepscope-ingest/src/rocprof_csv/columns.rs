@@ -53,6 +53,8 @@ pub struct Columns {
     pub thread: Option<usize>,
     pub device: Option<usize>,
     pub queue: Option<usize>,
+    /// `Domain` of API tables: `MARKER_CORE_RANGE_API` rows are ROCTx ranges.
+    pub domain: Option<usize>,
 }
 
 impl Columns {
@@ -77,6 +79,7 @@ impl Columns {
             thread: at(&["Thread_Id", "TID"]),
             device: at(&["Agent_Id", "GPU_ID", "Destination_Agent_Id"]),
             queue: at(&["Stream_Id", "Queue_Id"]),
+            domain: at(&["Domain"]),
         };
         let required = [
             (columns.name, name_column[0]),

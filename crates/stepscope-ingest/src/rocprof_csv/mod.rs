@@ -3,9 +3,10 @@
 //!
 //! rocprofv3 writes one table per file, named `<prefix>kernel_trace.csv`,
 //! `<prefix>hip_api_trace.csv` (`hip_runtime_trace.csv` in its documentation),
-//! `<prefix>memory_copy_trace.csv` and others, from one run. [`read_tables`] reads any of them
-//! into one trace: kernel dispatches and memory copies as GPU events, HIP API rows as runtime
-//! calls, joined by their `Correlation_Id` (as rocprofv3 writes it, the id a HIP call shares
+//! `<prefix>memory_copy_trace.csv`, `<prefix>marker_api_trace.csv` and others, from one run.
+//! [`read_tables`] reads any of them into one trace: kernel dispatches and memory copies as
+//! GPU events, ROCTx ranges (`MARKER_*` domains, the message in `Function`) as host
+//! annotations where steps are found, HIP API rows as runtime calls, joined by their `Correlation_Id` (as rocprofv3 writes it, the id a HIP call shares
 //! with the dispatches it caused; `hipGraphLaunch` rows included, so graph replays are seen:
 //! a replay's dispatches are taken to carry its `hipGraphLaunch`'s correlation id, as the
 //! PyTorch profiler's ROCm traces show them — no public rocprofv3 CSV with graph launches
@@ -25,9 +26,9 @@ mod columns;
 use crate::IngestError;
 use columns::{Columns, Table};
 use stepscope_model::{
-    CorrelationId, DamageKind, DamagedEvent, DamagedTable, Duration, GpuEventKind, GpuEventRecord,
-    ProcessId, RuntimeCallKind, RuntimeCallRecord, Severity, StreamId, ThreadId, Timestamp,
-    TraceBuilder,
+    AnnotationRecord, CorrelationId, DamageKind, DamagedEvent, DamagedTable, Duration,
+    GpuEventKind, GpuEventRecord, ProcessId, RuntimeCallKind, RuntimeCallRecord, Severity,
+    StreamId, ThreadId, Timestamp, TraceBuilder,
 };
 
 /// Whether `head` starts like a rocprof CSV table: a header line naming a kernel, HIP API or
@@ -66,11 +67,12 @@ fn split_header(line: &str) -> Vec<String> {
 }
 
 /// The names rocprofv3 gives its trace tables (after a `<pid>_` or `--output-file` prefix).
-pub const TABLE_FILE_SUFFIXES: [&str; 4] = [
+pub const TABLE_FILE_SUFFIXES: [&str; 5] = [
     "kernel_trace.csv",
     "hip_api_trace.csv",
     "hip_runtime_trace.csv",
     "memory_copy_trace.csv",
+    "marker_api_trace.csv",
 ];
 
 /// The other trace tables of the run `path` belongs to: same folder, same prefix, another
@@ -114,9 +116,15 @@ pub fn read_tables(
     let mut saw_gpu_table = false;
     let mut saw_hip_table = false;
     for table in tables {
+        let calls_before = builder.trace_mut().runtime.len();
+        let annotations_before = builder.trace_mut().annotations.len();
         let kind = read_table(*table, allow_truncated, builder)?;
         saw_gpu_table |= kind != Table::HipApi;
-        saw_hip_table |= kind == Table::HipApi;
+        // An API table of ROCTx ranges only (marker_api_trace.csv) links no dispatch.
+        let trace = builder.trace_mut();
+        let markers_only =
+            trace.runtime.len() == calls_before && trace.annotations.len() > annotations_before;
+        saw_hip_table |= kind == Table::HipApi && !markers_only;
     }
     let metadata = builder.metadata_mut();
     if saw_gpu_table && !saw_hip_table {
@@ -308,6 +316,11 @@ fn add_row(
                 .ok_or(invalid)?;
             let name = name.trim();
             let thread = ThreadId::Number(number(columns.thread).unwrap_or(0));
+            let domain = columns.domain.and_then(|index| row.get(index));
+            if domain.is_some_and(|d| d.contains("MARKER")) {
+                add_marker(builder, name, (process, thread), (start_time, duration));
+                return Ok(());
+            }
             let call = RuntimeCallRecord {
                 kind: RuntimeCallKind::classify(name),
                 name: builder.intern(name),
@@ -341,6 +354,27 @@ fn add_row(
         }
     }
     Ok(())
+}
+
+/// A ROCTx range (a `MARKER_*` row; `Function` holds its message) as a host annotation,
+/// where steps are found; a mark (no length) or a range with no message names no step.
+fn add_marker(
+    builder: &mut TraceBuilder,
+    message: &str,
+    (process, thread): (ProcessId, ThreadId),
+    (start, duration): (Timestamp, Duration),
+) {
+    if message.is_empty() || duration.as_nanos() == 0 {
+        return;
+    }
+    let span = AnnotationRecord {
+        name: builder.intern(message),
+        process,
+        thread,
+        start,
+        duration,
+    };
+    builder.add_annotation(span);
 }
 
 /// A kernel's name without rocprof v2's ` (.kd)`; a copy's as `Memcpy <direction>`.

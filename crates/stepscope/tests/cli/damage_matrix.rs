@@ -19,7 +19,7 @@ fn damaged_doc() -> Value {
 }
 
 /// `doc` written in every format: (format, file).
-fn every_format(doc: &Value, dir: &Path) -> Vec<(&'static str, PathBuf)> {
+pub fn every_format(doc: &Value, dir: &Path) -> Vec<(&'static str, PathBuf)> {
     let kineto = dir.join("kineto.json");
     std::fs::write(&kineto, serde_json::to_vec(doc).expect("JSON")).expect("write");
     let parts = Parts::of_kineto(doc);

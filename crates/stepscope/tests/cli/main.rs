@@ -18,6 +18,7 @@ mod flags;
 mod golden;
 mod html;
 mod json;
+mod markers;
 mod multi_file;
 mod nsys_sqlite;
 mod outputs;
