@@ -246,8 +246,16 @@ pub fn write_rocprof_csv(parts: &Parts, dir: &Path, prefix: &str) -> Result<Path
         kernels.write_record(&row).map_err(csv_error)?;
     }
     kernels.flush()?;
-    let mut calls = csv::Writer::from_path(dir.join(format!("{prefix}hip_api_trace.csv")))
-        .map_err(csv_error)?;
+    write_hip_csv(parts, &dir.join(format!("{prefix}hip_api_trace.csv")))?;
+    if !parts.markers.is_empty() {
+        write_marker_csv(parts, &dir.join(format!("{prefix}marker_api_trace.csv")))?;
+    }
+    Ok(path)
+}
+
+/// `hip_api_trace.csv`: the runtime calls (rocprofv3's columns).
+fn write_hip_csv(parts: &Parts, path: &Path) -> Result<(), SynthError> {
+    let mut calls = csv::Writer::from_path(path).map_err(csv_error)?;
     calls
         .write_record([
             "Domain",
@@ -272,10 +280,7 @@ pub fn write_rocprof_csv(parts: &Parts, dir: &Path, prefix: &str) -> Result<Path
         calls.write_record(&row).map_err(csv_error)?;
     }
     calls.flush()?;
-    if !parts.markers.is_empty() {
-        write_marker_csv(parts, &dir.join(format!("{prefix}marker_api_trace.csv")))?;
-    }
-    Ok(path)
+    Ok(())
 }
 
 /// `marker_api_trace.csv`: ROCTx ranges, the message in `Function` (rocprofv3's columns).
@@ -326,6 +331,56 @@ pub fn rocprof_json(parts: &Parts) -> Value {
 /// [`rocprof_json`] written record by record (never the whole document in memory).
 pub fn write_rocprof_json(parts: &Parts, out: impl Write) -> Result<(), SynthError> {
     let mut out = BufWriter::new(out);
+    let JsonHead {
+        head,
+        operation_of,
+        symbol_of,
+        first_marker,
+    } = rocprof_json_head(parts);
+    let head = serde_json::to_string(&head)?;
+    write!(
+        out,
+        "{{\"rocprofiler-sdk-tool\":[{},\"buffer_records\":{{\"memory_copy\":[],\"kernel_dispatch\":",
+        head.strip_suffix('}').unwrap_or(&head)
+    )?;
+    let dispatches = parts.kernels.iter().map(|k| {
+        json!({"kind": 11, "operation": 2, "thread_id": 1,
+            "correlation_id": {"internal": k.correlation, "external": 0},
+            "start_timestamp": k.start, "end_timestamp": k.end,
+            "dispatch_info": {"agent_id": {"handle": 7}, "queue_id": {"handle": k.stream}, "kernel_id": symbol_of[k.name.as_str()]}})
+    });
+    write_array(&mut out, dispatches)?;
+    write!(out, ",\"hip_api\":")?;
+    let calls = parts.calls.iter().map(|c| {
+        json!({"kind": 5, "operation": operation_of[c.name.as_str()], "thread_id": c.tid,
+            "correlation_id": {"internal": c.correlation, "external": 0},
+            "start_timestamp": c.start, "end_timestamp": c.end})
+    });
+    write_array(&mut out, calls)?;
+    write!(out, ",\"marker_api\":")?;
+    let markers = parts.markers.iter().enumerate().map(|(i, m)| {
+        json!({"kind": 7, "operation": 1, "thread_id": m.tid,
+            "correlation_id": {"internal": first_marker + i as u64, "external": 0},
+            "start_timestamp": m.start, "end_timestamp": m.end})
+    });
+    write_array(&mut out, markers)?;
+    write!(out, "}}}}]}}")?;
+    out.flush()?;
+    Ok(())
+}
+
+/// The document's process object without its records, and the ids the records use.
+struct JsonHead<'p> {
+    head: Value,
+    /// The operation of each call name.
+    operation_of: HashMap<&'p str, usize>,
+    /// The symbol of each kernel name.
+    symbol_of: HashMap<&'p str, usize>,
+    /// The correlation id of the first marker.
+    first_marker: u64,
+}
+
+fn rocprof_json_head(parts: &Parts) -> JsonHead<'_> {
     let mut operations: Vec<&str> = Vec::new();
     let mut operation_of: HashMap<&str, usize> = HashMap::new();
     for c in &parts.calls {
@@ -360,36 +415,12 @@ pub fn write_rocprof_json(parts: &Parts, out: impl Write) -> Result<(), SynthErr
         "kernel_symbols": symbols,
         "strings": {"buffer_records": kinds, "marker_api": messages},
     });
-    let head = serde_json::to_string(&head)?;
-    write!(
-        out,
-        "{{\"rocprofiler-sdk-tool\":[{},\"buffer_records\":{{\"memory_copy\":[],\"kernel_dispatch\":",
-        head.strip_suffix('}').unwrap_or(&head)
-    )?;
-    let dispatches = parts.kernels.iter().map(|k| {
-        json!({"kind": 11, "operation": 2, "thread_id": 1,
-            "correlation_id": {"internal": k.correlation, "external": 0},
-            "start_timestamp": k.start, "end_timestamp": k.end,
-            "dispatch_info": {"agent_id": {"handle": 7}, "queue_id": {"handle": k.stream}, "kernel_id": symbol_of[k.name.as_str()]}})
-    });
-    write_array(&mut out, dispatches)?;
-    write!(out, ",\"hip_api\":")?;
-    let calls = parts.calls.iter().map(|c| {
-        json!({"kind": 5, "operation": operation_of[c.name.as_str()], "thread_id": c.tid,
-            "correlation_id": {"internal": c.correlation, "external": 0},
-            "start_timestamp": c.start, "end_timestamp": c.end})
-    });
-    write_array(&mut out, calls)?;
-    write!(out, ",\"marker_api\":")?;
-    let markers = parts.markers.iter().enumerate().map(|(i, m)| {
-        json!({"kind": 7, "operation": 1, "thread_id": m.tid,
-            "correlation_id": {"internal": first_marker + i as u64, "external": 0},
-            "start_timestamp": m.start, "end_timestamp": m.end})
-    });
-    write_array(&mut out, markers)?;
-    write!(out, "}}}}]}}")?;
-    out.flush()?;
-    Ok(())
+    JsonHead {
+        head,
+        operation_of,
+        symbol_of,
+        first_marker,
+    }
 }
 
 /// A JSON array written one item at a time.

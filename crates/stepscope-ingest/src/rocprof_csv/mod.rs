@@ -310,28 +310,17 @@ fn add_row(
     };
     match table {
         Table::HipApi => {
-            let name = columns
-                .name
-                .and_then(|index| row.get(index))
-                .ok_or(invalid)?;
-            let name = name.trim();
+            let name = columns.name.and_then(|index| row.get(index));
             let thread = ThreadId::Number(number(columns.thread).unwrap_or(0));
             let domain = columns.domain.and_then(|index| row.get(index));
-            if domain.is_some_and(|d| d.contains("MARKER")) {
-                add_marker(builder, name, (process, thread), (start_time, duration));
-                return Ok(());
-            }
-            let call = RuntimeCallRecord {
-                kind: RuntimeCallKind::classify(name),
-                name: builder.intern(name),
-                process,
-                thread,
-                start: start_time,
-                duration,
+            let call = (name.ok_or(invalid)?.trim(), domain);
+            add_api_row(
+                builder,
+                call,
+                (process, thread),
+                (start_time, duration),
                 correlation,
-                launched_kernel: None,
-            };
-            builder.add_runtime_call(call);
+            );
         }
         Table::Kernel | Table::MemoryCopy => {
             let name = gpu_name(table, columns, row).ok_or(invalid)?;
@@ -354,6 +343,31 @@ fn add_row(
         }
     }
     Ok(())
+}
+
+/// An API table row: a HIP call, or a ROCTx range when its domain is a marker one.
+fn add_api_row(
+    builder: &mut TraceBuilder,
+    (name, domain): (&str, Option<&str>),
+    (process, thread): (ProcessId, ThreadId),
+    (start, duration): (Timestamp, Duration),
+    correlation: CorrelationId,
+) {
+    if domain.is_some_and(|d| d.contains("MARKER")) {
+        add_marker(builder, name, (process, thread), (start, duration));
+        return;
+    }
+    let call = RuntimeCallRecord {
+        kind: RuntimeCallKind::classify(name),
+        name: builder.intern(name),
+        process,
+        thread,
+        start,
+        duration,
+        correlation,
+        launched_kernel: None,
+    };
+    builder.add_runtime_call(call);
 }
 
 /// A ROCTx range (a `MARKER_*` row; `Function` holds its message) as a host annotation,
