@@ -94,6 +94,17 @@ fn a_trace_records_the_format_it_was_read_as() {
             *entry = (size, path);
         }
     }
+    // No public rocpd database exists: one is written from a real trace (see the rocpd tests).
+    let dir = tempfile::tempdir().expect("tempdir");
+    let rocpd = dir.path().join("1_results.db");
+    let piecewise = stepscope_synth::removal::read_json(&shared(
+        "tracelens/tests/traces/inference/vllm_prefilldecode_piecewise/graph_execution.json.gz",
+    ))
+    .expect("trace");
+    let parts = stepscope_synth::formats::Parts::of_kineto(&piecewise);
+    let options = stepscope_synth::rocpd::RocpdOptions::default();
+    stepscope_synth::rocpd::write_rocpd(&parts, &rocpd, &options).expect("rocpd");
+    smallest.insert(TraceFormat::Rocpd.name(), (0, rocpd));
     assert_eq!(smallest.len(), TraceFormat::ALL.len(), "{smallest:?}");
     for (name, (_, path)) in &smallest {
         let trace = stepscope_ingest::read_trace_file(path, &Default::default())
