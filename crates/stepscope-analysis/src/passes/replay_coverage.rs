@@ -23,6 +23,7 @@ use super::missing_time::{IdleBound, MissingNodes, MissingTime};
 use super::steps::Steps;
 use stepscope_model::{Duration, GpuEventKind, RuntimeCallKind, Trace};
 
+mod late_start;
 mod timing;
 mod totals;
 

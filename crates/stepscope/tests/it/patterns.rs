@@ -378,3 +378,73 @@ fn a_gpu_clock_offset_is_not_a_burst() {
         assert_eq!(analysis.coverage.totals.deferred_replays, 0, "{name}");
     }
 }
+
+/// The rows of GPU events on the streams of replay `replay` that start after its first
+/// kernel and are not its own, and of the calls that launched them: the later work that
+/// would show its order is wrong.
+fn later_work_on_its_streams(doc: &TraceDoc, replay: usize) -> HashSet<usize> {
+    let all = events(&doc.doc);
+    let own: HashSet<usize> = doc.launches[replay].iter().copied().collect();
+    let lane = |e: &Value| (e["pid"].to_string(), e["tid"].to_string());
+    let lanes: HashSet<(String, String)> = own.iter().map(|&r| lane(&all[r])).collect();
+    let first = own
+        .iter()
+        .filter_map(|&r| number(&all[r]["ts"]))
+        .fold(f64::MAX, f64::min);
+    let later: HashSet<usize> = (0..all.len())
+        .filter(|i| !own.contains(i) && is_gpu(&all[*i]) && lanes.contains(&lane(&all[*i])))
+        .filter(|&i| number(&all[i]["ts"]).is_some_and(|ts| ts > first))
+        .collect();
+    let correlation = |e: &Value| e["args"]["correlation"].as_u64();
+    let ids: HashSet<u64> = later.iter().filter_map(|&i| correlation(&all[i])).collect();
+    let calls = (0..all.len()).filter(|&i| {
+        all[i]["cat"]
+            .as_str()
+            .is_some_and(|c| c.contains("runtime"))
+            && correlation(&all[i]).is_some_and(|c| ids.contains(&c))
+    });
+    later.iter().copied().chain(calls).collect()
+}
+
+/// `doc` without the later work on its single replay's streams; with `moved`, the replay's
+/// kernels moved after the end of the trace, in order, and `extra` µs later still.
+fn lone_replay(doc: &TraceDoc, moved: bool, extra: f64) -> Value {
+    let later = later_work_on_its_streams(doc, 0);
+    if !moved {
+        return doc.without(&later).0;
+    }
+    let mut shifted = burst_after_the_end(doc);
+    for &row in &doc.launches[0] {
+        let event = &mut events_mut(&mut shifted)[row];
+        let ts = number(&event["ts"]).expect("time");
+        event["ts"] = Value::from(ts + extra);
+    }
+    TraceDoc::from_doc(shifted).without(&later).0
+}
+
+#[test]
+fn a_lone_replay_long_after_its_launch_on_an_idle_gpu_is_mistimed() {
+    // vLLM decode: one replay of 421 kernels. Without the later work on its stream (which
+    // would show the order), its file's eager launches start 7.3–7.8 ms after their calls
+    // end (the GPU runs behind its host); where it ran, the replay is not late; moved after
+    // the end of the trace it starts 17.1 ms after its call on an idle GPU: late.
+    let doc = TraceDoc::load(WITH_REPLAYS[3].1);
+    assert_eq!(doc.launches.len(), 1);
+    let honest = analyse(&lone_replay(&doc, false, 0.0), &[]);
+    assert_eq!(honest.coverage.totals.deferred_replays, 0);
+    assert_ne!(honest.coverage.verdict, Verdict::Mistimed);
+    let late = analyse(&lone_replay(&doc, true, 0.0), &[]);
+    assert_eq!(late.coverage.verdict, Verdict::Mistimed);
+    assert_eq!(late.coverage.totals.deferred_replays, 1);
+    let burst = found(&late, RecordingPattern::KernelsAfterStep).expect("burst");
+    assert_eq!(burst.replays, [0]);
+    // SGLang decode: its own eager launches waited up to 463 ms on an idle GPU, so a burst
+    // 8.5 ms after the launch is within what the file shows; 600 ms later, it is not.
+    let doc = TraceDoc::load(WITH_REPLAYS[2].1);
+    assert_eq!(doc.launches.len(), 1);
+    let near = analyse(&lone_replay(&doc, true, 0.0), &[]);
+    assert_eq!(near.coverage.totals.deferred_replays, 0);
+    let late = analyse(&lone_replay(&doc, true, 600_000.0), &[]);
+    assert_eq!(late.coverage.verdict, Verdict::Mistimed);
+    assert_eq!(late.coverage.totals.deferred_replays, 1);
+}

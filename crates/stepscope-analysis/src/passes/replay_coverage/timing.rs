@@ -12,6 +12,9 @@
 //!   a GPU may run steps behind its host, so lateness against step markers alone proves
 //!   nothing. A trace whose every GPU event moved late, in order, cannot be told from an
 //!   offset clock and is not flagged;
+//! - *deferred* too when its first kernel started later after its launch than any eager
+//!   launch of the file took to start, on an idle GPU ([`super::late_start`]): the witness
+//!   for a file with a single replay and nothing launched after it on its stream;
 //! - *implausible* when, against the median duration of the same node in its graph's other
 //!   replays (a node: the k-th kernel of a name, seen in at least three replays), it holds a
 //!   kernel ten times longer **and** one ten times shorter (each at least 10 µs away):
@@ -36,8 +39,9 @@ use stepscope_model::{Duration, NameId, RuntimeCallKind, StreamId, Timestamp, Tr
 /// Per replay: deferred, implausible.
 pub fn timing_flags(trace: &Trace, inputs: CoverageInputs<'_>) -> (Vec<bool>, Vec<bool>) {
     let order = StreamOrder::new(trace, inputs);
+    let late = super::late_start::late_replays(trace, inputs);
     let deferred = (0..inputs.launches.launches.len())
-        .map(|r| is_deferred(trace, inputs, &order, r))
+        .map(|r| late[r] || is_deferred(trace, inputs, &order, r))
         .collect();
     (deferred, implausible(trace, inputs))
 }
