@@ -144,7 +144,8 @@ pub struct Input<'a> {
     /// Its bytes.
     pub bytes: &'a [u8],
     /// The file on disk when `bytes` are its content as stored (not inflated): SQLite
-    /// readers open it instead of copying the bytes.
+    /// readers open it instead of copying the bytes, the CSV reader streams it (a companion
+    /// table of a rocprofv3 run comes with its path only, and no bytes).
     pub path: Option<&'a Path>,
 }
 
@@ -212,6 +213,7 @@ impl TraceReader for RocprofCsvReader {
             .map(|input| rocprof_csv::TableInput {
                 label: input.label,
                 bytes: input.bytes,
+                path: input.path,
             })
             .collect();
         rocprof_csv::read_tables(&tables, options.kineto.allow_truncated, builder)
@@ -252,7 +254,11 @@ impl TraceReader for RpdJsonReader {
         builder: &mut TraceBuilder,
     ) -> Result<(), IngestError> {
         let allow_truncated = options.kineto.allow_truncated;
-        rpd_json::read(first_input(inputs)?.bytes, allow_truncated, builder)
+        let input = first_input(inputs)?;
+        match input.path {
+            Some(path) => rpd_json::read_file(path, input.bytes, allow_truncated, builder),
+            None => rpd_json::read(input.bytes, allow_truncated, builder),
+        }
     }
 }
 
@@ -270,7 +276,11 @@ impl TraceReader for RocprofJsonReader {
         _options: &ReadOptions,
         builder: &mut TraceBuilder,
     ) -> Result<(), IngestError> {
-        rocprof_json::read(first_input(inputs)?.bytes, builder)
+        let input = first_input(inputs)?;
+        match input.path {
+            Some(path) => rocprof_json::read_file(path, input.bytes, builder),
+            None => rocprof_json::read(input.bytes, builder),
+        }
     }
 }
 
@@ -636,17 +646,17 @@ fn read_decompressed(
         return Ok(trace);
     }
     let label = path.display().to_string();
-    let companions = companion_tables(path, bytes, options)?;
+    let companions = companion_tables(path, bytes, options);
     let mut inputs = vec![Input {
         label: &label,
         bytes,
         path: as_stored.then_some(path),
     }];
-    inputs.extend(
-        companions
-            .iter()
-            .map(|(label, bytes)| Input::bytes(label, bytes)),
-    );
+    inputs.extend(companions.iter().map(|(label, companion)| Input {
+        label,
+        bytes: &[],
+        path: Some(companion),
+    }));
     read_inputs(&inputs, options)
         .map(|mut trace| {
             if let Some(offset) = partial_inflate {
@@ -658,25 +668,21 @@ fn read_decompressed(
 }
 
 /// The other tables of the rocprofv3 run `path` belongs to, when it is one of its CSV tables
-/// (`<prefix>kernel_trace.csv` beside `<prefix>hip_api_trace.csv`…): labels and bytes.
+/// (`<prefix>kernel_trace.csv` beside `<prefix>hip_api_trace.csv`…): labels and paths (the
+/// CSV reader streams them from their files).
 fn companion_tables(
     path: &Path,
     bytes: &[u8],
     options: &ReadOptions,
-) -> Result<Vec<(String, Vec<u8>)>, IngestError> {
+) -> Vec<(String, std::path::PathBuf)> {
     let format = options.format.or_else(|| TraceFormat::detect(bytes));
     if format != Some(TraceFormat::RocprofCsv) {
-        return Ok(Vec::new());
+        return Vec::new();
     }
-    let mut tables = Vec::new();
-    for companion in rocprof_csv::companion_paths(path) {
-        let bytes = fs_err::read(&companion).map_err(|source| IngestError::Io {
-            path: companion.clone(),
-            source,
-        })?;
-        tables.push((companion.display().to_string(), bytes));
-    }
-    Ok(tables)
+    rocprof_csv::companion_paths(path)
+        .into_iter()
+        .map(|companion| (companion.display().to_string(), companion))
+        .collect()
 }
 
 /// Marks an import partial at the byte of the decompressed text where its JSON broke: the

@@ -158,12 +158,38 @@ struct CopyRecord {
 
 /// Reads a rocprofv3 JSON document into `builder`.
 pub fn read(bytes: &[u8], builder: &mut TraceBuilder) -> Result<(), IngestError> {
-    let document: Document = serde_json::from_slice(bytes).map_err(|e| IngestError::Json {
+    let document = serde_json::from_slice(bytes).map_err(|e| json_error(bytes, &e))?;
+    read_document(&document, builder);
+    Ok(())
+}
+
+/// Reads a rocprofv3 JSON file through a buffer (the document never sits in memory as text,
+/// only as its records); `bytes` are the file's, for the offset of an error.
+pub fn read_file(
+    path: &std::path::Path,
+    bytes: &[u8],
+    builder: &mut TraceBuilder,
+) -> Result<(), IngestError> {
+    let file = std::fs::File::open(path).map_err(|source| IngestError::Io {
+        path: path.to_owned(),
+        source,
+    })?;
+    let source = std::io::BufReader::with_capacity(1 << 20, file);
+    let document = serde_json::from_reader(source).map_err(|e| json_error(bytes, &e))?;
+    read_document(&document, builder);
+    Ok(())
+}
+
+fn json_error(bytes: &[u8], e: &serde_json::Error) -> IngestError {
+    IngestError::Json {
         path: None,
         offset: crate::rpd_json::line_offset(bytes, e.line(), e.column()),
         message: format!("{e} (rocprofv3 JSON)"),
         truncated: e.is_eof(),
-    })?;
+    }
+}
+
+fn read_document(document: &Document, builder: &mut TraceBuilder) {
     let mut skipped = 0_u64;
     let mut dispatches = 0_usize;
     let mut calls = 0_usize;
@@ -183,7 +209,6 @@ pub fn read(bytes: &[u8], builder: &mut TraceBuilder) -> Result<(), IngestError>
     if dispatches > 0 && calls == 0 {
         builder.metadata_mut().linkage_unavailable = Some(NO_HIP_RECORDS.to_owned());
     }
-    Ok(())
 }
 
 /// Agent handle → (gpu index, product name) for GPUs.

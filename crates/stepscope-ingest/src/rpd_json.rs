@@ -260,14 +260,49 @@ pub fn read(
     allow_truncated: bool,
     builder: &mut TraceBuilder,
 ) -> Result<(), IngestError> {
-    let mut sink = Sink::default();
     let mut deserializer = serde_json::Deserializer::from_slice(bytes);
-    let parsed = deserializer
-        .deserialize_seq(ArrayVisitor {
-            sink: &mut sink,
-            builder,
-        })
-        .and_then(|()| deserializer.end());
+    let mut sink = Sink::default();
+    let parsed = parse(&mut deserializer, &mut sink, builder);
+    finish(sink, (parsed, bytes, allow_truncated), builder)
+}
+
+/// [`read`] of a file through a buffer: the text never sits in memory whole; `bytes` are
+/// the file's, for the offset of a break.
+pub fn read_file(
+    path: &std::path::Path,
+    bytes: &[u8],
+    allow_truncated: bool,
+    builder: &mut TraceBuilder,
+) -> Result<(), IngestError> {
+    let file = std::fs::File::open(path).map_err(|source| IngestError::Io {
+        path: path.to_owned(),
+        source,
+    })?;
+    let source = std::io::BufReader::with_capacity(1 << 20, file);
+    let mut deserializer = serde_json::Deserializer::from_reader(source);
+    let mut sink = Sink::default();
+    let parsed = parse(&mut deserializer, &mut sink, builder);
+    finish(sink, (parsed, bytes, allow_truncated), builder)
+}
+
+/// Streams the top-level array into `sink`.
+fn parse<'de, R: serde_json::de::Read<'de>>(
+    deserializer: &mut serde_json::Deserializer<R>,
+    sink: &mut Sink,
+    builder: &mut TraceBuilder,
+) -> Result<(), serde_json::Error> {
+    deserializer
+        .deserialize_seq(ArrayVisitor { sink, builder })
+        .and_then(|()| deserializer.end())
+}
+
+/// Links and writes what the array held: the error of a break (unless `allow_truncated`,
+/// which marks the import partial at its byte of `bytes`).
+fn finish(
+    sink: Sink,
+    (parsed, bytes, allow_truncated): (Result<(), serde_json::Error>, &[u8], bool),
+    builder: &mut TraceBuilder,
+) -> Result<(), IngestError> {
     if let Err(error) = parsed {
         let offset = line_offset(bytes, error.line(), error.column());
         if !allow_truncated {

@@ -98,13 +98,50 @@ pub fn companion_paths(path: &std::path::Path) -> Vec<std::path::PathBuf> {
 /// Why GPU tables read alone cannot show replays.
 pub const NO_HIP_TABLE: &str = "the kernel table was read without a HIP API table of the same run, so no dispatch can be linked to the hipGraphLaunch that replayed it; record with rocprofv3 --kernel-trace --hip-trace --output-format csv (or --runtime-trace) and give the run's folder, or its kernel_trace.csv with hip_api_trace.csv beside it";
 
-/// One table's bytes, named for messages.
+/// One table: its file (streamed through a buffer, so the table never sits in memory
+/// whole), or its bytes; named for messages.
 #[derive(Debug, Clone, Copy)]
 pub struct TableInput<'a> {
     /// The file (or `input`), for messages.
     pub label: &'a str,
-    /// Its bytes.
+    /// Its bytes (read when there is no `path`).
     pub bytes: &'a [u8],
+    /// The file on disk holding the table as it is (plain CSV).
+    pub path: Option<&'a std::path::Path>,
+}
+
+impl TableInput<'_> {
+    /// The table's rows, from its file or its bytes.
+    fn reader(&self) -> Result<csv::Reader<Box<dyn std::io::Read + '_>>, IngestError> {
+        let source: Box<dyn std::io::Read + '_> = match self.path {
+            Some(path) => {
+                Box::new(std::fs::File::open(path).map_err(|source| IngestError::Io {
+                    path: path.to_owned(),
+                    source,
+                })?)
+            }
+            None => Box::new(self.bytes),
+        };
+        Ok(csv::ReaderBuilder::new()
+            .flexible(true)
+            .buffer_capacity(1 << 20)
+            .from_reader(source))
+    }
+
+    /// Whether the table ends with a line break (a last row without one may be cut).
+    fn ends_with_line_break(&self) -> bool {
+        use std::io::{Read, Seek, SeekFrom};
+        let Some(path) = self.path else {
+            return self.bytes.ends_with(b"\n");
+        };
+        let mut last = [0_u8];
+        std::fs::File::open(path)
+            .and_then(|mut file| {
+                file.seek(SeekFrom::End(-1))?;
+                file.read_exact(&mut last)
+            })
+            .is_ok_and(|()| last[0] == b'\n')
+    }
 }
 
 /// Reads rocprof CSV tables of one run into `builder`.
@@ -147,9 +184,7 @@ fn read_table(
     allow_truncated: bool,
     builder: &mut TraceBuilder,
 ) -> Result<Table, IngestError> {
-    let mut reader = csv::ReaderBuilder::new()
-        .flexible(true)
-        .from_reader(input.bytes);
+    let mut reader = input.reader()?;
     let header: Vec<String> = reader
         .headers()
         .map_err(|e| csv_error(input.label, 1, &e.to_string()))?
@@ -198,7 +233,7 @@ fn read_table(
             }
         };
     }
-    if let Some((line, byte)) = last_failed.filter(|_| !input.bytes.ends_with(b"\n")) {
+    if let Some((line, byte)) = last_failed.filter(|_| !input.ends_with_line_break()) {
         skipped -= 1;
         damaged.pop();
         cut_short(input.label, (line, byte), allow_truncated, builder)?;

@@ -1,0 +1,27 @@
+//! Arbitrary bytes as a rocprofv3 rocpd database (forced format; SQLite reads them from a
+//! temporary copy): no panic, with or without `allow_truncated`; a database reads (no
+//! negative duration stored, a device name always set) or fails with `IngestError::Sqlite`,
+//! which names where.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use stepscope_ingest::{IngestError, KinetoJsonOptions, ReadOptions, TraceFormat, read_trace_bytes};
+
+fuzz_target!(|data: &[u8]| {
+    for allow in [false, true] {
+        let options = ReadOptions::default()
+            .with_format(Some(TraceFormat::Rocpd))
+            .with_kineto(KinetoJsonOptions::default().with_allow_truncated(allow));
+        match read_trace_bytes(data, &options) {
+            Ok(trace) => {
+                assert!(trace.gpu.duration.iter().all(|d| d.as_nanos() >= 0));
+                assert!(trace.runtime.duration.iter().all(|d| d.as_nanos() >= 0));
+                assert!(trace.annotations.duration.iter().all(|d| d.as_nanos() >= 0));
+                assert!(!trace.metadata.device_names.is_empty());
+            }
+            Err(IngestError::Sqlite { place, .. }) => assert!(!place.is_empty()),
+            Err(IngestError::Empty { .. }) => {}
+            Err(other) => panic!("unexpected error: {other}"),
+        }
+    }
+});
