@@ -1,6 +1,6 @@
 //! Every reader's throughput on the same run: the real piecewise vLLM trace (25 graph
 //! replays) tiled in time, then written in each format by `stepscope_synth::formats` (the
-//! calls and kernels the other profilers would record), plus the real rocprofv3 JSON sample
+//! calls and kernels the other profilers would record; rocpd by `stepscope_synth::rocpd`), plus the real rocprofv3 JSON sample
 //! and the real Nsight Systems export (no writer for that format outside the tests). MB/s from criterion; events/s = the events each input
 //! holds (printed at setup) / the median time.
 //!
@@ -56,6 +56,9 @@ fn cases(dir: &Path, copies: usize) -> Vec<Case> {
         serde_json::to_vec(&rpd_json(&parts)).expect("json"),
     )
     .expect("write");
+    let rocpd = dir.join("tiled_results.db");
+    let options = stepscope_synth::rocpd::RocpdOptions::default();
+    stepscope_synth::rocpd::write_rocpd(&parts, &rocpd, &options).expect("rocpd");
     let size = |p: &Path| std::fs::metadata(p).map_or(0, |m| m.len());
     let csv_size = size(&csv) + size(&dir.join("tiled_hip_api_trace.csv"));
     let mut cases = vec![
@@ -64,6 +67,7 @@ fn cases(dir: &Path, copies: usize) -> Vec<Case> {
         ("rocprof-json/tiled", rocprof.clone(), size(&rocprof)),
         ("rpd/tiled", rpd.clone(), size(&rpd)),
         ("rpd-json/tiled", rpd_export.clone(), size(&rpd_export)),
+        ("rocpd/tiled", rocpd.clone(), size(&rocpd)),
     ];
     // Real files of those formats (inflated size for the gzip one).
     let real = shared("tracelens/tests/rocprof/908_results.json.gz");

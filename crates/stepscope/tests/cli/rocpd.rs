@@ -272,3 +272,34 @@ fn a_dispatch_whose_kernel_symbol_is_gone_is_damage() {
     assert_eq!(file["damage"]["refused_events"]["dangling_reference"], 24);
     assert_eq!(file["damage"]["damaged_replays"], 24);
 }
+
+#[test]
+fn a_database_merged_from_two_processes_reads_both_runs() {
+    // `rocpd merge` keeps each run's tables under its own UUID in one file: two runs of the
+    // piecewise trace (pids 4101 and 4102, the second a second later) in one database.
+    let dir = tempdir();
+    let db = dir.path().join("merged.db");
+    for (rank, pid) in [4101_i64, 4102].into_iter().enumerate() {
+        let options = RocpdOptions {
+            pid: Some(pid),
+            uuid: format!("0199a2b4_6c1e_7f3a_9d2b_5e8c4f1a{pid:04}"),
+            views: rank == 0,
+            ..RocpdOptions::default()
+        };
+        write(
+            &shifted(&piecewise(), rank as i64 * 1_000_000_000),
+            db.clone(),
+            &options,
+        );
+    }
+    let file = analyzed_file(&db);
+    let c = &file["replay_coverage"];
+    assert_eq!(c["replays"], 50, "{c}");
+    assert_eq!(c["recorded_nodes"], 2 * (23 * 15 + 12 + 4));
+    assert_eq!(file["events"]["kernels"], 2 * 413);
+    assert_eq!(
+        file["steps"]["counts"]["vllm:mixed"], 2,
+        "{}",
+        file["steps"]
+    );
+}
