@@ -33,6 +33,7 @@
 //! that record them). Bad rows are damage as in every reader: a time that is not a number
 //! or ends before it starts, a name or kernel id that points at nothing.
 
+mod columns;
 mod rows;
 
 use crate::IngestError;

@@ -2,6 +2,7 @@
 //! string, category, kernel-symbol and agent tables they point into.
 
 use super::Tables;
+use super::columns::{Joined, column_or_null};
 use crate::IngestError;
 use crate::rpd_sqlite::{refuse, span};
 use crate::sqlite::Database;
@@ -118,7 +119,12 @@ impl<'d> Lookups<'d> {
         let Some(table) = run.get("rocpd_info_kernel_symbol") else {
             return Ok(());
         };
-        let sql = format!("SELECT id, display_name, kernel_name FROM \"{table}\"");
+        let columns = self.db.columns(table);
+        let sql = format!(
+            "SELECT s.id, {}, {} FROM \"{table}\" s",
+            column_or_null(&columns, "s", "display_name"),
+            column_or_null(&columns, "s", "kernel_name")
+        );
         let mut symbols = FxHashMap::default();
         self.db.for_each_row((table, &sql), builder, |row, b| {
             let id: i64 = row.get(0).ok()?;
@@ -137,8 +143,16 @@ impl<'d> Lookups<'d> {
         let Some(table) = run.get("rocpd_info_agent") else {
             return Ok(());
         };
+        let columns = self.db.columns(table);
+        let col = |name: &str| column_or_null(&columns, "a", name);
         let sql = format!(
-            "SELECT id, type, coalesce(type_index, logical_index, absolute_index, id), coalesce(product_name, name) FROM \"{table}\""
+            "SELECT a.id, {}, coalesce({}, {}, {}, a.id), coalesce({}, {}) FROM \"{table}\" a",
+            col("type"),
+            col("type_index"),
+            col("logical_index"),
+            col("absolute_index"),
+            col("product_name"),
+            col("name")
         );
         let mut devices = FxHashMap::default();
         self.db.for_each_row((table, &sql), builder, |row, b| {
@@ -234,25 +248,6 @@ fn link(row: &Row<'_>, stack: usize) -> CorrelationId {
     CorrelationId(u64::try_from(id).unwrap_or(0))
 }
 
-/// Whether `table` is of the 4.1.0 layout (its owner columns in `rocpd_track`).
-fn tracked(db: &Database, table: &str) -> bool {
-    db.columns(table).iter().any(|c| c == "track_id")
-}
-
-/// The FROM clause of a record table joined to its event (and track, in 4.1.0), and the
-/// expression of each owner column.
-fn from(db: &Database, run: &Tables, table: &str) -> (String, &'static str) {
-    let event = run.get("rocpd_event").unwrap_or("rocpd_event");
-    let joined = format!("\"{table}\" x LEFT JOIN \"{event}\" e ON e.id = x.event_id");
-    match run.get("rocpd_track").filter(|_| tracked(db, table)) {
-        Some(track) => (
-            format!("{joined} LEFT JOIN \"{track}\" t ON t.id = x.track_id"),
-            "t",
-        ),
-        None => (joined, "x"),
-    }
-}
-
 /// Reads one run's records into `builder`.
 pub(crate) fn read_run(
     db: &Database,
@@ -289,9 +284,17 @@ fn read_regions(
     (lookups, totals): (&mut Lookups<'_>, &mut Totals),
     builder: &mut TraceBuilder,
 ) -> Result<(), IngestError> {
-    let (from, owner) = from(db, run, table);
+    let j = Joined::new(db, run, table);
     let sql = format!(
-        "SELECT {owner}.pid, {owner}.tid, x.start, x.end, x.name_id, e.category_id, e.stack_id, e.correlation_id, e.extdata FROM {from}"
+        "SELECT {}, {}, x.start, x.\"end\", {}, {}, {}, {}, {} FROM {}",
+        j.owner("pid"),
+        j.owner("tid"),
+        j.record("name_id"),
+        j.event("category_id"),
+        j.event("stack_id"),
+        j.event("correlation_id"),
+        j.event("extdata"),
+        j.from
     );
     totals.skipped += db.for_each_row((table, &sql), builder, |row, b| {
         add_region(row, b, lookups, totals)
@@ -398,14 +401,18 @@ fn read_dispatches(
     (lookups, totals): (&mut Lookups<'_>, &mut Totals),
     builder: &mut TraceBuilder,
 ) -> Result<bool, IngestError> {
-    let (from, owner) = from(db, run, table);
-    let graph = if db.columns(table).iter().any(|c| c == "graph_exec_id") {
-        "x.graph_exec_id"
-    } else {
-        "0"
-    };
+    let j = Joined::new(db, run, table);
     let sql = format!(
-        "SELECT {owner}.pid, {owner}.agent_id, {owner}.queue_id, {owner}.stream_id, x.start, x.end, x.kernel_id, e.stack_id, e.correlation_id, {graph} FROM {from}"
+        "SELECT {}, {}, {}, {}, x.start, x.\"end\", {}, {}, {}, {} FROM {}",
+        j.owner("pid"),
+        j.owner("agent_id"),
+        j.owner("queue_id"),
+        j.owner("stream_id"),
+        j.record("kernel_id"),
+        j.event("stack_id"),
+        j.event("correlation_id"),
+        j.record("graph_exec_id"),
+        j.from
     );
     let first = builder.trace_mut().gpu.len();
     let mut queues: Vec<StreamId> = Vec::new();
@@ -492,9 +499,18 @@ fn read_copies(
     (lookups, by_queue): (&mut Lookups<'_>, bool),
     builder: &mut TraceBuilder,
 ) -> Result<u64, IngestError> {
-    let (from, owner) = from(db, run, table);
+    let j = Joined::new(db, run, table);
     let sql = format!(
-        "SELECT {owner}.pid, x.dst_agent_id, x.src_agent_id, {owner}.queue_id, {owner}.stream_id, x.start, x.end, x.name_id, e.stack_id, e.correlation_id FROM {from}"
+        "SELECT {}, {}, {}, {}, {}, x.start, x.\"end\", {}, {}, {} FROM {}",
+        j.owner("pid"),
+        j.record("dst_agent_id"),
+        j.record("src_agent_id"),
+        j.owner("queue_id"),
+        j.owner("stream_id"),
+        j.record("name_id"),
+        j.event("stack_id"),
+        j.event("correlation_id"),
+        j.from
     );
     db.for_each_row((table, &sql), builder, |row, b| {
         add_copy(row, b, lookups, by_queue)

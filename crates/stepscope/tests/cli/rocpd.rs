@@ -303,3 +303,37 @@ fn a_database_merged_from_two_processes_reads_both_runs() {
         file["steps"]
     );
 }
+
+#[test]
+fn a_database_missing_optional_columns_and_tables_still_reads() {
+    // An older or trimmed database: dispatches without stream, graph and region columns,
+    // no agent table, no kernel display names (kernel_name only).
+    let dir = tempdir();
+    let options = RocpdOptions {
+        views: false,
+        ..RocpdOptions::default()
+    };
+    let db = write(&piecewise(), dir.path().join("trimmed.db"), &options);
+    let conn = Connection::open(&db).expect("open");
+    let k = format!("rocpd_kernel_dispatch_{UUID}");
+    for column in [
+        "stream_id",
+        "graph_exec_id",
+        "graph_node_id",
+        "region_name_id",
+    ] {
+        conn.execute_batch(&format!("ALTER TABLE {k} DROP COLUMN {column}"))
+            .expect(column);
+    }
+    conn.execute_batch(&format!(
+        "DROP TABLE rocpd_info_agent_{UUID};
+        ALTER TABLE rocpd_info_kernel_symbol_{UUID} DROP COLUMN display_name;"
+    ))
+    .expect("trim");
+    drop(conn);
+    let file = analyzed_file(&db);
+    let c = &file["replay_coverage"];
+    assert_eq!(c["replays"], 25, "{c}");
+    assert_eq!(c["recorded_nodes"], 23 * 15 + 12 + 4);
+    assert_eq!(file["devices"][0], "AMD GPU (rocpd)");
+}
