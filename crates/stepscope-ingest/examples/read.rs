@@ -4,6 +4,7 @@
 //!
 //! `cargo run --release -p stepscope-ingest --example read -- FILE...`
 
+use std::io::Write;
 use std::time::Instant;
 use stepscope_ingest::{ReadOptions, read_trace_file};
 
@@ -12,7 +13,8 @@ fn main() {
     for path in std::env::args_os().skip(1) {
         let started = Instant::now();
         match read_trace_file(path.as_ref(), &ReadOptions::default()) {
-            Ok(trace) => println!(
+            Ok(trace) => drop(writeln!(
+                std::io::stdout(),
                 "{}: {} events read ({} GPU events, {} runtime calls, {} annotations) in {:.2} s",
                 path.to_string_lossy(),
                 trace.counts.events,
@@ -20,9 +22,13 @@ fn main() {
                 trace.runtime.len(),
                 trace.annotations.len(),
                 started.elapsed().as_secs_f64()
-            ),
+            )),
             Err(e) => {
-                eprintln!("{}: {e}", path.to_string_lossy());
+                drop(writeln!(
+                    std::io::stderr(),
+                    "{}: {e}",
+                    path.to_string_lossy()
+                ));
                 failed = true;
             }
         }
