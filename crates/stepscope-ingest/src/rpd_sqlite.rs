@@ -17,8 +17,10 @@
 //! a name. So the GPU time is the sum of `end - start` over the operations read as work.
 //!
 //! ROCTx ranges are `rocpd_api` rows named `UserMarker` whose `args` (in `rocpd_ustring` in
-//! schema 3 files, else `rocpd_string`) hold the message: they are host annotations, where
-//! step markers (vLLM, SGLang, ATOM, `ProfilerStep#N`) are found.
+//! schema 3 files, else `rocpd_string`) hold the message; ranges pushed through rpdTracer's
+//! own API (`rangePush(domain, name, args)`, any name that is no HIP, HSA, CUDA or collective
+//! call, the tracer's writer ranges too) are named by the row's name. Both are host
+//! annotations, where step markers (vLLM, SGLang, ATOM, `ProfilerStep#N`) are found.
 //!
 //! Bad data is damage, as in every reader: a call or operation whose time is not a number or
 //! ends before it starts, or whose name or type id points at no row of `rocpd_string` (a
@@ -251,6 +253,19 @@ fn add_call(
         add_marker(row, builder, names, (process, tid), (start, duration));
         return Some(());
     }
+    if !is_api_call(builder.name(name), kind) {
+        // A range of another domain (rpdTracer's `rangePush(domain, name, args)`, its own
+        // writer ranges): a host annotation named by the row's name.
+        let span = AnnotationRecord {
+            name,
+            process,
+            thread: ThreadId::Number(tid),
+            start,
+            duration,
+        };
+        builder.add_annotation(span);
+        return Some(());
+    }
     let call = RuntimeCallRecord {
         kind,
         name,
@@ -297,6 +312,15 @@ fn count_ops(names: &Names<'_>, tally: &OpTally, builder: &mut TraceBuilder) {
         "RPD operations of a type this reader does not know, with no name in their description, were not read (the types are listed by name)",
         dropped,
     );
+}
+
+/// Whether an API row is a runtime call (HIP, HSA, CUDA, NCCL/RCCL, or a kind the runtime
+/// table knows) rather than a range a user or the tracer pushed.
+fn is_api_call(name: &str, kind: RuntimeCallKind) -> bool {
+    kind != RuntimeCallKind::Other
+        || ["hip", "hsa", "cu", "nccl", "rccl", "roctx"]
+            .iter()
+            .any(|prefix| name.starts_with(prefix))
 }
 
 /// A ROCTx range (a `UserMarker` row) as a host annotation named by its message, where

@@ -31,7 +31,13 @@ fn the_rpd_sample_reads_with_exact_counts() {
     assert_eq!(kernel_ns, 26_399_795);
     let all_ns: i64 = trace.gpu.duration.iter().map(|d| d.as_nanos()).sum();
     assert_eq!(all_ns, 183_918_056);
-    assert_eq!(trace.runtime.len(), 125);
+    // SELECT s.string, count(*) FROM rocpd_api a JOIN rocpd_string s ON s.id = a.apiName_id
+    //   WHERE s.string NOT LIKE 'hip%' GROUP BY 1 → CopyApiTable::writeRows,
+    //   KernelApiTable::writeRows, MonitorTable::writeRows, OpTable::writeRows,
+    //   hcc_activity_callback, 1 each: the tracer's own ranges, read as host annotations;
+    //   the other 120 rows are HIP calls.
+    assert_eq!(trace.runtime.len(), 120);
+    assert_eq!(trace.annotations.len(), 5);
     // SELECT s.string, count(*) FROM rocpd_api a JOIN rocpd_string s ON s.id = a.apiName_id
     //   GROUP BY 1 → hipMemcpyWithStream 55, hipLaunchKernel 28, hipExtModuleLaunchKernel 1,
     //   hipMemsetAsync 1 (the calls that launch GPU work); no name contains "Graph".

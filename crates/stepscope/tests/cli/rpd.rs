@@ -275,3 +275,29 @@ fn replays_read_from_rpd2tracing_json_match_and_lost_kernels_fail_the_gate() {
     ]);
     run.expect_code(3);
 }
+
+#[test]
+fn a_range_pushed_through_the_tracers_own_api_is_a_step_annotation() {
+    // rpdTracer's `rangePush(domain, name, args)` stores the name as the row's apiName: the
+    // step annotation written so (the UserMarker row renamed to its message, args emptied)
+    // still gives the step.
+    let dir = tempdir();
+    let rpd = rpd_from_kineto(&trace(VLLM_PIECEWISE), &dir.path().join("run.rpd"));
+    let conn = Connection::open(&rpd).expect("open");
+    let changed = conn
+        .execute(
+            "UPDATE rocpd_api SET apiName_id = args_id, args_id = (SELECT id FROM rocpd_string WHERE string = '')
+             WHERE apiName_id = (SELECT id FROM rocpd_string WHERE string = 'UserMarker')",
+            [],
+        )
+        .expect("update");
+    assert_eq!(changed, 1);
+    drop(conn);
+    let file = analyzed_file(&rpd);
+    assert_eq!(
+        file["steps"]["counts"]["vllm:mixed"], 1,
+        "{}",
+        file["steps"]
+    );
+    assert_eq!(file["events"]["runtime_calls"], 381);
+}
