@@ -333,6 +333,8 @@ fn add_region(
     };
     match category {
         Category::Hip => totals.hip_calls += 1,
+        // No category (an event table lost or left out): a HIP call by its name.
+        Category::Other if builder.name(name).starts_with("hip") => totals.hip_calls += 1,
         Category::Other => totals.other_regions += 1,
         Category::Hsa | Category::Marker => {}
     }
