@@ -136,6 +136,16 @@ fn runs(tables: &[String]) -> Vec<Tables> {
 /// Reads a rocpd database into `builder`.
 pub fn read(db: &Database, builder: &mut TraceBuilder) -> Result<(), IngestError> {
     let tables = db.tables()?;
+    if !is_rocpd(&tables) {
+        return Err(IngestError::Sqlite {
+            path: db.label.clone(),
+            place: "its tables".to_owned(),
+            message:
+                "no rocpd_kernel_dispatch or rocpd_region table (with or without a UUID suffix)"
+                    .to_owned(),
+            hint: "is it a rocprofv3 database (rocprofv3 --output-format rocpd, <host>/<pid>_results.db)? `--format auto` tells the SQLite formats apart by their tables",
+        });
+    }
     let mut totals = rows::Totals::default();
     for run in runs(&tables) {
         let run_totals = rows::read_run(db, &run, builder)?;

@@ -337,3 +337,21 @@ fn a_database_missing_optional_columns_and_tables_still_reads() {
     assert_eq!(c["recorded_nodes"], 23 * 15 + 12 + 4);
     assert_eq!(file["devices"][0], "AMD GPU (rocpd)");
 }
+
+#[test]
+fn forcing_rocpd_on_another_database_is_an_error_naming_it() {
+    let rpd = trace("rocmprofiledata/examples/rocm-profile-data/results/matmul_result.rpd");
+    let run = stepscope([
+        arg(Path::new("analyze")),
+        arg(&rpd),
+        arg(Path::new("--format")),
+        arg(Path::new("rocpd")),
+    ]);
+    run.expect_code(2);
+    assert!(run.stderr.contains("matmul_result.rpd"), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("no rocpd_kernel_dispatch"),
+        "{}",
+        run.stderr
+    );
+}
