@@ -19,8 +19,9 @@ pub struct ReadArgs {
     pub allow_truncated: bool,
     /// The input format: `auto` (default: sniffed from each file's content), `kineto-json`
     /// (PyTorch profiler), `rocprof-csv` (rocprofv3 CSV tables; a `*kernel_trace.csv` is
-    /// read with the `*hip_api_trace.csv` and `*memory_copy_trace.csv` of its run beside it),
-    /// `rocprof-json` (rocprofv3 JSON), `rpd` (rocmProfileData SQLite), `rpd-json`
+    /// read with the `*hip_api_trace.csv`, `*memory_copy_trace.csv` and `*marker_api_trace.csv`
+    /// of its run beside it), `rocprof-json` (rocprofv3 JSON), `rocpd` (rocprofv3's SQLite
+    /// database, `<pid>_results.db`), `rpd` (rocmProfileData SQLite), `rpd-json`
     /// (rpd2tracing's Chrome trace), `nsys-sqlite` (Nsight Systems SQLite export).
     #[arg(long, default_value = "auto", value_parser = format_parser())]
     pub format: FormatChoice,
