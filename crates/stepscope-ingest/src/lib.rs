@@ -773,8 +773,8 @@ fn is_blank(bytes: &[u8]) -> bool {
         .all(|b| matches!(b, b' ' | b'\n' | b'\r' | b'\t'))
 }
 
-/// Names profiler formats that stepscope recognises but does not read yet (DESIGN.md §5),
-/// so the error can say what the file is.
+/// Names profiler formats that stepscope recognises but does not read (rocprof counter
+/// tables), so the error can say what the file is.
 fn recognise_other(bytes: &[u8]) -> Option<&'static str> {
     // A CSV header line can be long (omniperf writes 50 kB of counter names).
     if rocprof_csv::sniff(bytes) != Some(true) {

@@ -1,5 +1,7 @@
 //! A load generator for OpenAI-compatible servers (vLLM, SGLang, ATOM), as exact as
-//! `vllm bench serve` and much lighter on the client (DESIGN.md §7).
+//! `vllm bench serve` and much lighter on the client: random prompts of a set input length,
+//! a fixed output length with `ignore_eos`, a fixed concurrency; TTFT, TPOT and ITL as
+//! `sglang.bench_serving` and `vllm bench serve` define them.
 //!
 //! [`run_benchmark`] sends `num_prompts` streaming requests to `/v1/completions` (or
 //! `/v1/chat/completions`) at a fixed concurrency — a request starts when one finishes — or

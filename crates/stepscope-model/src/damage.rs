@@ -1,6 +1,7 @@
 //! Events an importer refused for bad data, kept by what they would have been and by their
 //! correlation id, so analysis can tell a replay that lost events to damage from one whose
-//! kernels the profiler never recorded (DESIGN.md §3: damage is not a runtime symptom).
+//! kernels the profiler never recorded (damage is bad data, not a runtime symptom, and gets
+//! no runtime switch).
 
 use crate::{CorrelationId, NameId};
 

@@ -1,6 +1,6 @@
 //! How replays go missing from profiles in the field, and what cures each, by platform: one
-//! table, the single source for the advice reports give per pattern (DESIGN.md §2 lists the
-//! patterns with their public sources; the empty-replay switches live in [`crate::switches`]).
+//! table, the single source for the advice reports give per pattern (each cure names
+//! the public sources it rests on; the empty-replay switches live in [`crate::switches`]).
 //!
 //! Every cure says whether it was measured on a GPU by this project or only reported in the
 //! public sources it names.

@@ -1,7 +1,8 @@
 //! HIP runtime switches that make the ROCm profiler record every graph replay.
 //!
 //! One table, the single source for advice in reports, for `stepscope env` and for the
-//! profile configs' checks. Facts: DESIGN.md §2, from each runtime's `flags.hpp`.
+//! profile configs' checks. Facts: each runtime's `flags.hpp` (the variable, its default,
+//! and the executor it switches).
 //!
 //! Two ways in: [`advice_for_header`] for the version a Kineto trace header carries (major
 //! and minor only), and [`advice_for_version`] / [`advice_for_text`] for a version a user
@@ -100,7 +101,7 @@ pub struct RuntimeLine {
     pub switch: usize,
 }
 
-/// The runtime lines of DESIGN.md §2. Versions 7.9 – 7.14 and 10.x are therock releases;
+/// The HIP runtime lines and their switches. Versions 7.9 – 7.14 and 10.x are therock releases;
 /// their minor numbers do not overlap ROCm's.
 pub const RUNTIME_LINES: [RuntimeLine; 5] = [
     RuntimeLine {

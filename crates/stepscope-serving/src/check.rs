@@ -134,7 +134,8 @@ fn baseline_switches(file: &ConfigFile) -> Vec<Finding> {
         .collect()
 }
 
-/// The way each framework is told where to write torch-profiler traces (DESIGN.md §6).
+/// The way each framework is told where to write torch-profiler traces (a flag or an
+/// environment variable of its own).
 pub fn profiler_settings(framework: Framework) -> (&'static str, Option<&'static str>) {
     match framework {
         Framework::Sglang => ("SGLANG_TORCH_PROFILER_DIR", None),

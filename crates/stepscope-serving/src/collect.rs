@@ -1,8 +1,8 @@
 //! Trace collection: the files a profile window wrote, found by the framework's naming,
 //! waited for until complete, and moved into the run directory.
 //!
-//! A window's files appear after it closes, sometimes minutes later (DESIGN.md §6: vLLM's
-//! `/stop_profile` has taken 295 s). [`collect_traces`] looks in the framework's trace folder
+//! A window's files appear after it closes, sometimes minutes later (vLLM's
+//! `/stop_profile` has taken 295 s with call stacks on, vllm PR #54322). [`collect_traces`] looks in the framework's trace folder
 //! for files that were not there before the window ([`TraceSnapshot`]) and match the
 //! framework's names (SGLang `*.trace.json.gz`, vLLM `*.pt.trace.json.gz`, ATOM
 //! `rank_*/…json.gz`). A file is complete when its size has not changed for a while, ATOM's

@@ -1,5 +1,6 @@
 //! The setup half of stepscope: what makes a profile run record every graph replay while a
-//! baseline run stays exactly as shipped (DESIGN.md §2 and §6).
+//! baseline run stays exactly as shipped: the runtime switches go into profile configs only,
+//! and a server booted with one set of variables is never reused for the other.
 //!
 //! - [`config`]: the YAML schema of a profile or baseline run, read with errors that name
 //!   the file, the line and the key.

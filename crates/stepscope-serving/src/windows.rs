@@ -1,5 +1,5 @@
 //! Profile windows: opening and closing a framework's torch-profiler window over HTTP
-//! (DESIGN.md §6).
+//! (`/start_profile` and `/stop_profile` of SGLang, vLLM and ATOM).
 //!
 //! SGLang takes the window's length in `/start_profile` (`num_steps`, `profile_by_stage`,
 //! `output_dir`) and closes it by itself; vLLM and ATOM record from `/start_profile` until

@@ -18,7 +18,8 @@
 //!
 //! Each finding carries its replays and their share of the GPU time.
 //!
-//! Why it matters: each has its own cure (DESIGN.md §2; `stepscope_model::patterns`): the
+//! Why it matters: each has its own cure (`stepscope_model::patterns`, with the public issues
+//! each rests on): the
 //! packet-capture switches cure empty replays on HIP 7.1–7.2.3, not a roctracer race (ROCm
 //! ≥ 7.2.2 and the wheel's copies), not the profiler's event cap (`ROCTRACER_MAX_EVENTS`,
 //! or CUPTI's buffers on CUDA).

@@ -1,7 +1,7 @@
 //! Replay coverage: were the kernels of every graph replay recorded, completely and in order,
 //! and how sure can one be?
 //!
-//! What it computes (DESIGN.md §3): every graph launch is a replay; its GPU work is the
+//! What it computes: every graph launch is a replay; its GPU work is the
 //! kernels, memcpys and memsets with its correlation id. Each replay is complete, complete
 //! as far as the trace shows (*unverified*: its size rests on itself), short, empty, or
 //! damaged (it lost events to bad data, not to the profiler). Per graph and in total:

@@ -2,7 +2,7 @@
 //! this trace was recorded on.
 //!
 //! What it computes: the platform from the trace header — the HIP or CUDA runtime version,
-//! else the device names — and, for HIP, the switches of DESIGN.md §2 for that line, with
+//! else the device names — and, for HIP, the switches of that runtime line (`stepscope_model::switches`), with
 //! whether they are measured. Why it matters: the fix for missing replays on HIP is a
 //! per-runtime environment variable set before the server starts (the header cannot tell
 //! 7.2.0 from 7.2.4, so both switches are advised there); on CUDA no runtime switch exists,

@@ -1,5 +1,5 @@
 //! Which copies of the HIP runtime (`libamdhip64`) and of roctracer (`libroctracer64`) a
-//! process loads, and whether each is older than the system's `/opt/rocm` (DESIGN.md §2).
+//! process loads, and whether each is older than the system's `/opt/rocm`.
 //!
 //! Why it matters (reported in public issues, not measured here): ROCm 7.2.0 and 7.2.1 lose
 //! some kernels of every graph replay from profiles (a race in the HIP runtime's batched AQL

@@ -4,7 +4,7 @@
 //! A HIP version gets the switches of its runtime lines; AMD devices without a version, or a
 //! header that names neither runtime nor device, get all three (a runtime ignores variables
 //! it does not define); a CUDA trace, by version or by NVIDIA devices, gets none: no HIP
-//! switch applies there (DESIGN.md §2, §3).
+//! switch applies there (CUPTI records every node of a replay; the ROCm symptom is HIP's).
 
 use super::detection_from_header;
 use stepscope_model::switches::{AdviceBasis, SWITCHES, SwitchAdvice};

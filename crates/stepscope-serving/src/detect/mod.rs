@@ -1,4 +1,5 @@
-//! Which HIP runtime a server actually loads, in the order of DESIGN.md §2: the
+//! Which HIP runtime a server actually loads, strongest source first (PyTorch wheels ship
+//! their own runtime in `torch/lib`, so `/opt/rocm` alone can be wrong): the
 //! `libamdhip64.so.*` mapped in `/proc/<pid>/maps` (or the one in a Python environment's
 //! `torch/lib`), then `/opt/rocm/.info/version`, then `hipconfig --version`; and separately
 //! from a trace header's `hip_runtime_version`. Beside it, every copy of `libamdhip64` and
@@ -439,7 +440,7 @@ fn process_state(process: &Path) -> Option<char> {
 /// One detection source: records what it tried, returns what it found.
 type Source<'a> = &'a dyn Fn(&mut Vec<Attempt>) -> Option<Detection>;
 
-/// Finds the HIP runtime in the order of DESIGN.md §2, stopping at the first source that
+/// Finds the HIP runtime in the order of the module doc, stopping at the first source that
 /// names a version.
 ///
 /// # Errors

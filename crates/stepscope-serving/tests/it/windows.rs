@@ -1,5 +1,5 @@
 //! Profile windows against a stand-in server (no SGLang, vLLM or ATOM runs here): a small
-//! Python HTTP server, written from DESIGN.md §6, that answers each framework's profile
+//! Python HTTP server, written from the frameworks' documented endpoints, that answers each framework's profile
 //! endpoints and logs every request it gets, run through `ManagedServer`.
 
 use std::collections::BTreeMap;

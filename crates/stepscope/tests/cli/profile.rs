@@ -1,6 +1,7 @@
 //! `stepscope profile` end to end against STAND-IN servers: no SGLang, vLLM or ATOM runs on
 //! these CPUs (the real vLLM CPU server is profiled in tests/e2e). The stand-in
-//! (`fixtures/stand_in_server.py`, written from DESIGN.md §6) answers each framework's
+//! (`fixtures/stand_in_server.py`, written from the frameworks' documented profile endpoints)
+//! answers each framework's
 //! completion and profile endpoints, runs an "engine" child in its process group, and writes
 //! real shared traces under the framework's file names; these tests check the lifecycle,
 //! the windows, the collection, the analysis, the throughput phases, the exit codes and

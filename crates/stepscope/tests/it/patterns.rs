@@ -1,5 +1,5 @@
 //! Recording patterns on real traces cut in the test the ways the field loses or misplaces
-//! replays (DESIGN.md §2): random parts of every replay kept (the roctracer race), GPU
+//! replays (as public issues report them): random parts of every replay kept (the roctracer race), GPU
 //! events cut after a point in time (the event cap, CUPTI buffers), every GPU event removed
 //! (a dead profiler), replay kernels moved after the last step (a deferred burst), and
 //! durations joined to the wrong kernels. Each must give its pattern, the right verdict and

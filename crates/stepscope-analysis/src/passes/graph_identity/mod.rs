@@ -10,7 +10,7 @@
 //! (the last layer's 12-kernel piece is a prefix of the 15-kernel one) must not be called a
 //! short replay; and a size nothing corroborates must be said to be unverified.
 //!
-//! Evidence, strongest first (DESIGN.md §3): a capture trace; the same launch slot in
+//! Evidence, strongest first: a capture trace; the same launch slot in
 //! other steps with the same label; the same phase of the lane's launch cycle; the graph's
 //! `graph id`; two neighbours of the graph on the same thread (only on lanes with no
 //! cycle, within one step); the replay's own content repeated elsewhere. A replay whose
