@@ -21,10 +21,17 @@ pub enum Command {
     ///
     /// EXAMPLES:
     ///   stepscope analyze trace.json.gz
-    ///   stepscope analyze traces/                      # every trace file in a folder (ranks)
+    ///   # every trace file in a folder (ranks)
+    ///   stepscope analyze traces/
+    ///   # rocprofv3's database (also CSV, JSON)
+    ///   stepscope analyze node-7/1234_results.db
+    ///   # rocmProfileData, Nsight Systems export
+    ///   stepscope analyze run.rpd run.sqlite
     ///   stepscope analyze t.json.gz --json > report.json
-    ///   stepscope analyze t.json.gz --fail-on-incomplete   # exit 3 when replays are missing
-    ///   stepscope analyze t.json.gz --strict               # also when a size is unverified
+    ///   # exit 3 when replays are missing
+    ///   stepscope analyze t.json.gz --fail-on-incomplete
+    ///   # also when a size is unverified
+    ///   stepscope analyze t.json.gz --strict
     ///   stepscope analyze t.json.gz --capture capture_traces/bs_32_rank0.json.gz
     #[command(verbatim_doc_comment)]
     Analyze(AnalyzeArgs),
@@ -49,11 +56,14 @@ pub enum Command {
     ///
     /// EXAMPLES:
     ///   stepscope diff before.json.gz after.json.gz
-    ///   stepscope diff runs/before/ runs/after/            # folders of rank files
-    ///   stepscope diff results/20260101-run1 results/20260102-run2   # profile run directories
+    ///   # folders of rank files
+    ///   stepscope diff runs/before/ runs/after/
+    ///   # profile run directories
+    ///   stepscope diff results/20260101-run1 results/20260102-run2
     ///   stepscope diff a.json.gz b.json.gz --json > diff.json
     ///   stepscope diff a.json.gz b.json.gz --top 25
-    ///   stepscope diff a.json.gz b.json.gz --force         # compare refused stages anyway
+    ///   # compare refused stages anyway
+    ///   stepscope diff a.json.gz b.json.gz --force
     #[command(verbatim_doc_comment)]
     Diff(DiffArgs),
     /// Run the built-in example: a realistic SGLang decode trace, once complete and once with
@@ -61,8 +71,10 @@ pub enum Command {
     ///
     /// EXAMPLES:
     ///   stepscope demo
-    ///   stepscope demo --keep demo-traces/     # also keep the two generated traces
-    ///   stepscope demo --html                  # also write stepscope-demo.html
+    ///   # also keep the two generated traces
+    ///   stepscope demo --keep demo-traces/
+    ///   # also write stepscope-demo.html
+    ///   stepscope demo --html
     #[command(verbatim_doc_comment)]
     Demo(DemoArgs),
     /// Print the runtime switches that make the profiler record every graph replay on a HIP
@@ -81,15 +93,23 @@ pub enum Command {
     /// explained).
     ///
     /// EXAMPLES:
-    ///   stepscope env --rocm 7.2.0                 # DEBUG_CLR_GRAPH_PACKET_CAPTURE=0
-    ///   stepscope env --rocm 7.2 --shell           # no patch release: both 7.2 switches
-    ///   eval "$(stepscope env --detect --shell)"   # the HIP runtime a running process maps
-    ///   stepscope env --detect --pid 4242          # the runtime that process maps
-    ///   stepscope env --detect --python-env /opt/venv   # the one PyTorch ships in torch/lib
-    ///   stepscope env --trace t.json.gz            # from a trace's hip_runtime_version
-    ///   stepscope env --trace traces/              # every trace in a folder: all their runtimes' switches
+    ///   # DEBUG_CLR_GRAPH_PACKET_CAPTURE=0
+    ///   stepscope env --rocm 7.2.0
+    ///   # no patch release: both 7.2 switches
+    ///   stepscope env --rocm 7.2 --shell
+    ///   # the HIP runtime a running process maps
+    ///   eval "$(stepscope env --detect --shell)"
+    ///   # the runtime that process maps
+    ///   stepscope env --detect --pid 4242
+    ///   # the one PyTorch ships in torch/lib
+    ///   stepscope env --detect --python-env /opt/venv
+    ///   # from a trace's hip_runtime_version
+    ///   stepscope env --trace t.json.gz
+    ///   # every trace in a folder: all their runtimes' switches
+    ///   stepscope env --trace traces/
     ///   stepscope env --trace a.json.gz --trace b.json.gz
-    ///   stepscope env --cuda                       # no switch; Nsight Systems note
+    ///   # no switch; Nsight Systems note
+    ///   stepscope env --cuda
     #[command(verbatim_doc_comment)]
     Env(EnvArgs),
     /// Check, render and fingerprint profile and baseline server configs (YAML).
@@ -98,10 +118,12 @@ pub enum Command {
     /// schema is in configs/README.md.
     ///
     /// EXAMPLES:
-    ///   stepscope config check configs/          # exit 3 when a profile lacks a switch or a baseline has one
+    ///   # exit 3 when a profile lacks a switch or a baseline has one
+    ///   stepscope config check configs/
     ///   stepscope config render configs/profile_sglang.yaml --target shell
     ///   stepscope config render configs/profile_vllm.yaml --target docker
-    ///   stepscope config fingerprint configs/profile_sglang.yaml configs/baseline_sglang.yaml
+    ///   stepscope config fingerprint configs/profile_sglang.yaml \
+    ///       configs/baseline_sglang.yaml
     #[command(verbatim_doc_comment)]
     Config(ConfigArgs),
     /// Load an OpenAI-compatible server (vLLM, SGLang, ATOM) with streaming requests and
@@ -120,12 +142,17 @@ pub enum Command {
     /// code is 130 (Ctrl-C) or 143 (SIGTERM).
     ///
     /// EXAMPLES:
-    ///   stepscope bench --url http://127.0.0.1:8000 --model Qwen/Qwen3-8B --concurrency 64 \
-    ///       --input-len 1024 --output-len 1024 --num-prompts 512 --warmup 8 --json out.json
-    ///   stepscope bench --model M --request-rate 4 --num-prompts 200     # Poisson arrivals
-    ///   stepscope bench --model M --tokenizer tokenizer.json              # ids below its vocabulary
-    ///   stepscope bench --model M --api chat --tokenizer tokenizer.json   # chat, text prompts
-    ///   stepscope bench --model M --json - > run.json     # JSON on stdout, the table on stderr
+    ///   stepscope bench --url http://127.0.0.1:8000 --model Qwen/Qwen3-8B \
+    ///       --concurrency 64 --input-len 1024 --output-len 1024 --num-prompts 512 \
+    ///       --warmup 8 --json out.json
+    ///   # Poisson arrivals
+    ///   stepscope bench --model M --request-rate 4 --num-prompts 200
+    ///   # ids below its vocabulary
+    ///   stepscope bench --model M --tokenizer tokenizer.json
+    ///   # chat, text prompts
+    ///   stepscope bench --model M --api chat --tokenizer tokenizer.json
+    ///   # JSON on stdout, the table on stderr
+    ///   stepscope bench --model M --json - > run.json
     #[command(verbatim_doc_comment)]
     Bench(BenchArgs),
     /// Profile a live server end to end: boot it from a profile config (or attach with
@@ -146,9 +173,12 @@ pub enum Command {
     ///
     /// EXAMPLES:
     ///   stepscope profile configs/profile_vllm.yaml
-    ///   stepscope profile configs/profile_vllm.yaml --url http://HOST:8000   # attach
-    ///   stepscope profile configs/profile_sglang.yaml --window steps:128 --window by-stage:4 --window single-step
-    ///   stepscope profile configs/profile_vllm.yaml --baseline configs/baseline_vllm.yaml
+    ///   # attach
+    ///   stepscope profile configs/profile_vllm.yaml --url http://HOST:8000
+    ///   stepscope profile configs/profile_sglang.yaml \
+    ///       --window steps:128 --window by-stage:4 --window single-step
+    ///   stepscope profile configs/profile_vllm.yaml --baseline \
+    ///       configs/baseline_vllm.yaml
     ///   stepscope profile configs/profile_vllm.yaml --fail-on-incomplete --phases 0
     #[command(verbatim_doc_comment)]
     Profile(ProfileArgs),

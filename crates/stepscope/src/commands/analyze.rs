@@ -603,8 +603,12 @@ pub fn run(args: AnalyzeArgs) -> anyhow::Result<Outcome> {
 /// Arguments of `analyze`.
 #[derive(Debug, Args)]
 pub struct AnalyzeArgs {
-    /// Trace files (`.json`, `.json.gz`, `.json.zst`) or folders of them; several files are
-    /// taken as ranks of one run.
+    /// Trace files or folders of them; several files are taken as ranks of one run. Read by
+    /// content: PyTorch profiler JSON (`.json`, `.json.gz`, `.json.zst`), rocprofv3 SQLite
+    /// (`<pid>_results.db`), CSV (`*kernel_trace.csv`, its run's other tables read with it)
+    /// and JSON, rocmProfileData (`.rpd`, rpd2tracing JSON), Nsight Systems SQLite exports
+    /// (`.sqlite`). A folder is searched for `*.json`, `*.json.gz`, `*.json.zst`,
+    /// `*kernel_trace.csv` and `*_results.db`.
     #[arg(required = true, value_name = "TRACE_OR_DIR")]
     pub inputs: Vec<PathBuf>,
     /// Print the report as JSON (schema in docs/json-schema.md) instead of tables.

@@ -157,7 +157,8 @@ pub enum ConfigCommand {
     /// one `docker run`.
     ///
     /// EXAMPLES:
-    ///   stepscope config render configs/profile_sglang.yaml > launch.sh && bash launch.sh
+    ///   stepscope config render configs/profile_sglang.yaml > launch.sh
+    ///   bash launch.sh
     ///   stepscope config render configs/baseline_vllm.yaml --target docker
     #[command(verbatim_doc_comment)]
     Render(ConfigRenderArgs),
@@ -166,7 +167,8 @@ pub enum ConfigCommand {
     ///
     /// EXAMPLES:
     ///   stepscope config fingerprint configs/profile_sglang.yaml
-    ///   stepscope config fingerprint configs/ --explain   # also the hashed document
+    ///   # also the hashed document
+    ///   stepscope config fingerprint configs/ --explain
     #[command(verbatim_doc_comment)]
     Fingerprint(ConfigFingerprintArgs),
 }

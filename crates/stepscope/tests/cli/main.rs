@@ -16,6 +16,7 @@ mod env;
 mod exit_codes;
 mod flags;
 mod golden;
+mod help;
 mod html;
 mod json;
 mod markers;
