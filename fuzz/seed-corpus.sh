@@ -68,19 +68,6 @@ rm -f "$gz/member1.gz" "$gz/member2.gz"
 zstd -q -c "$json/legacy_strings.json" > "$gz/legacy_strings.json.zst"
 printf '\x00\x05%s' '{"ph":"X","cat":"kernel","name":"a","ts":1,"dur":1,"args":{"x":[{"a":1}, {"b":2}]}},{"ph":"X","cat":"kernel","name":"},{}","ts":2,"dur":1}' > "$split/args_objects"
 
-# rocpd_sqlite: no public rocpd database exists; the real piecewise vLLM trace written as
-# rocprofv3 writes one (tile-trace --as rocpd, one copy), rewritten with 512-byte pages so
-# mutations reach every table, and its first 16 KiB.
-rocpd=$here/corpus/rocpd_sqlite
-mkdir -p "$rocpd"
-piecewise=$traces/tracelens/tests/traces/inference/vllm_prefilldecode_piecewise/graph_execution.json.gz
-if [[ -f $piecewise ]]; then
-  (cd "$here/.." && cargo build --release -q -p stepscope --bin tile-trace)
-  rm -f "$rocpd/piecewise.db"
-  "$here/../target/release/tile-trace" "$piecewise" --target-bytes 1K --as rocpd -o "$rocpd/piecewise.db" >&2
-  sqlite3 "$rocpd/piecewise.db" "PRAGMA page_size = 512; VACUUM;"
-  head -c 16384 "$rocpd/piecewise.db" > "$rocpd/cut16k.db"
-fi
 chmod -R u+w "$here/corpus"
 echo "corpus: $(ls "$json" | wc -l) kineto_json, $(ls "$gz" | wc -l) kineto_gzip, $(ls "$split" | wc -l) kineto_split seeds under $here/corpus" >&2
 
@@ -122,7 +109,7 @@ rocpd=$here/corpus/rocpd_sqlite
 mkdir -p "$rocpd"
 piecewise=$traces/tracelens/tests/traces/inference/vllm_prefilldecode_piecewise/graph_execution.json.gz
 if [[ -f $piecewise ]]; then
-  (cd "$here/.." && cargo build --release -q -p stepscope --bin tile-trace)
+  (cd "$here/.." && cargo build --release -q -p stepscope-dev --bin tile-trace)
   rm -f "$rocpd/piecewise.db"
   "$here/../target/release/tile-trace" "$piecewise" --target-bytes 1K --as rocpd -o "$rocpd/piecewise.db" >&2
   sqlite3 "$rocpd/piecewise.db" "PRAGMA page_size = 512; VACUUM;"

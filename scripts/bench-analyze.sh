@@ -33,7 +33,7 @@ TRACES=../shared/traces
 PIECEWISE=tracelens/tests/traces/inference/vllm_prefilldecode_piecewise/graph_execution.json.gz
 BIN=${CARGO_TARGET_DIR:-target}/release
 mkdir -p "$DATA"
-cargo build --release --locked -q -p stepscope
+cargo build --release --locked -q -p stepscope -p stepscope-dev
 
 make() { # name source target-bytes [--gzip]
   local out="$DATA/$1"

@@ -24,7 +24,7 @@ PIECEWISE=$TRACES/tracelens/tests/traces/inference/vllm_prefilldecode_piecewise/
 NSYS=$TRACES/nsys-ai/tests/fixtures/h100_2gpu_1s.sqlite
 BIN=${CARGO_TARGET_DIR:-target}/release
 mkdir -p "$DATA"
-cargo build --release --locked -q -p stepscope --bin tile-trace
+cargo build --release --locked -q -p stepscope-dev --bin tile-trace
 cargo build --release --locked -q -p stepscope-ingest --example read
 command -v sqlite3 >/dev/null || { echo "bench-readers: needs the sqlite3 shell (apt-get install sqlite3)" >&2; exit 2; }
 if [ ! -x "$DATA/scan-venv/bin/python" ]; then

@@ -9,7 +9,7 @@
 //!   rpd2tracing JSON (no public file of those formats holds graph replays); [`rocpd`]
 //!   writes them as rocprofv3's SQLite database.
 //!
-//! Nothing here prints; the `tile-trace` binary (in the `stepscope` crate) writes to the terminal.
+//! Nothing here prints; the `tile-trace` binary (in the `stepscope-dev` crate) writes to the terminal.
 
 #![warn(missing_docs)]
 

@@ -1,0 +1,45 @@
+//! `cargo install --path crates/stepscope` installs what the package builds as binaries:
+//! exactly one, `stepscope` (the developer tools live in `stepscope-dev`). Read from
+//! `cargo metadata`, which lists the targets `cargo install` would build.
+
+use crate::common::repo;
+use std::process::Command;
+
+#[test]
+fn the_user_facing_package_builds_exactly_one_binary() {
+    let output = Command::new(env!("CARGO"))
+        .args([
+            "metadata",
+            "--no-deps",
+            "--format-version",
+            "1",
+            "--offline",
+        ])
+        .current_dir(repo())
+        .output()
+        .expect("cargo metadata runs");
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let metadata: serde_json::Value = serde_json::from_slice(&output.stdout).expect("JSON");
+    let package = metadata["packages"]
+        .as_array()
+        .expect("packages")
+        .iter()
+        .find(|p| p["name"] == "stepscope")
+        .expect("the stepscope package");
+    let binaries: Vec<&str> = package["targets"]
+        .as_array()
+        .expect("targets")
+        .iter()
+        .filter(|t| {
+            t["kind"]
+                .as_array()
+                .is_some_and(|k| k.iter().any(|k| k == "bin"))
+        })
+        .filter_map(|t| t["name"].as_str())
+        .collect();
+    assert_eq!(binaries, ["stepscope"]);
+}
