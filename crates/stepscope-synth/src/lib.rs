@@ -1,7 +1,8 @@
 //! Synthetic and derived Kineto (PyTorch profiler) Chrome-trace documents.
 //!
-//! - [`demo`] writes the built-in example: an SGLang-style trace of an LLM server on ROCm,
-//!   complete or with the ROCm replay-loss symptom, together with the facts it was built from.
+//! - [`demo`] (re-exported from `stepscope-demo`, the crate the binary depends on) writes the
+//!   built-in example: an SGLang-style trace of an LLM server on ROCm, complete or with the
+//!   ROCm replay-loss symptom, together with the facts it was built from.
 //! - [`tile`] repeats a real trace N times in time (for the GB-scale parse benchmark).
 //! - [`removal`] deletes a graph replay's kernels from a real trace, to make the symptom
 //!   from real files inside tests (no public trace shows it).
@@ -13,13 +14,13 @@
 
 #![warn(missing_docs)]
 
-pub mod demo;
 mod error;
 pub mod formats;
 mod io;
+/// The built-in example, from `stepscope-demo`, for the tests that build on it.
+pub use stepscope_demo::demo;
 mod json_util;
 pub mod removal;
-mod rng;
 pub mod rocpd;
 pub mod tile;
 

@@ -13,11 +13,11 @@ use anyhow::Context;
 use clap::Args;
 use std::fmt::Write;
 use std::path::{Path, PathBuf};
+use stepscope_demo::demo::{DemoSpec, Symptom, facts, generate};
 use stepscope_report::html::{Comparison, Page, Section};
 use stepscope_report::schema::diff::SideSource;
 use stepscope_report::schema::{Document, Row};
 use stepscope_report::terminal::{TerminalOptions, percent, render, render_diff};
-use stepscope_synth::demo::{DemoSpec, Symptom, facts, generate};
 
 /// `stepscope demo`.
 pub fn run(args: DemoArgs) -> anyhow::Result<Outcome> {

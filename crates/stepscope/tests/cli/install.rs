@@ -1,6 +1,7 @@
 //! `cargo install --path crates/stepscope` installs what the package builds as binaries:
-//! exactly one, `stepscope` (the developer tools live in `stepscope-dev`). Read from
-//! `cargo metadata`, which lists the targets `cargo install` would build.
+//! exactly one, `stepscope` (the developer tools live in `stepscope-dev`), and builds nothing
+//! that exists for tests (the synthetic-trace writers, the test server). Read from
+//! `cargo metadata`, which lists the targets and dependencies `cargo install` would build.
 
 use crate::common::repo;
 use std::process::Command;
@@ -42,4 +43,15 @@ fn the_user_facing_package_builds_exactly_one_binary() {
         .filter_map(|t| t["name"].as_str())
         .collect();
     assert_eq!(binaries, ["stepscope"]);
+    let built: Vec<&str> = package["dependencies"]
+        .as_array()
+        .expect("dependencies")
+        .iter()
+        .filter(|d| d["kind"].is_null())
+        .filter_map(|d| d["name"].as_str())
+        .collect();
+    for test_only in ["stepscope-synth", "stepscope-test-server", "stepscope-dev"] {
+        assert!(!built.contains(&test_only), "{test_only} in {built:?}");
+    }
+    assert!(built.contains(&"stepscope-demo"), "{built:?}");
 }
