@@ -20,9 +20,9 @@ use crate::rocprof_csv::copy_direction;
 use rustc_hash::FxHashMap;
 use serde::Deserialize;
 use stepscope_model::{
-    AnnotationRecord, CorrelationId, DamageKind, DamagedEvent, DamagedTable, Duration,
-    GpuEventKind, GpuEventRecord, ProcessId, RuntimeCallKind, RuntimeCallRecord, Severity,
-    StreamId, ThreadId, Timestamp, TraceBuilder,
+    CorrelationId, DamageKind, DamagedEvent, DamagedTable, Duration, GpuEventKind, GpuEventRecord,
+    ProcessId, RuntimeCallKind, RuntimeCallRecord, Severity, StreamId, ThreadId, Timestamp,
+    TraceBuilder,
 };
 
 /// Whether `head` starts like rocprofv3 JSON: an object whose first key is the tool's.
@@ -170,11 +170,7 @@ pub fn read_file(
     bytes: &[u8],
     builder: &mut TraceBuilder,
 ) -> Result<(), IngestError> {
-    let file = std::fs::File::open(path).map_err(|source| IngestError::Io {
-        path: path.to_owned(),
-        source,
-    })?;
-    let source = std::io::BufReader::with_capacity(1 << 20, file);
+    let source = crate::open_buffered(path)?;
     let document = serde_json::from_reader(source).map_err(|e| json_error(bytes, &e))?;
     read_document(&document, builder);
     Ok(())
@@ -286,20 +282,11 @@ fn add_markers(builder: &mut TraceBuilder, process: &Process, pid: ProcessId) {
         builder.counts_mut().events += 1;
         let message = messages.get(&marker.correlation_id.internal);
         let times = (marker.start_timestamp, marker.end_timestamp);
-        let (Some(message), Some((start, duration))) = (message, span(times)) else {
+        let (Some(message), Some(timing)) = (message, span(times)) else {
             continue;
         };
-        if message.is_empty() || duration.as_nanos() == 0 {
-            continue;
-        }
-        let span = AnnotationRecord {
-            name: builder.intern(message),
-            process: pid,
-            thread: ThreadId::Number(marker.thread_id),
-            start,
-            duration,
-        };
-        builder.add_annotation(span);
+        let lane = (pid, ThreadId::Number(marker.thread_id));
+        crate::add_marker(builder, message, lane, timing);
     }
 }
 

@@ -274,11 +274,7 @@ pub fn read_file(
     allow_truncated: bool,
     builder: &mut TraceBuilder,
 ) -> Result<(), IngestError> {
-    let file = std::fs::File::open(path).map_err(|source| IngestError::Io {
-        path: path.to_owned(),
-        source,
-    })?;
-    let source = std::io::BufReader::with_capacity(1 << 20, file);
+    let source = crate::open_buffered(path)?;
     let mut deserializer = serde_json::Deserializer::from_reader(source);
     let mut sink = Sink::default();
     let parsed = parse(&mut deserializer, &mut sink, builder);

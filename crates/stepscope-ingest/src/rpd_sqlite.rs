@@ -10,9 +10,9 @@
 //! under the process of the calls (RPD traces one process) so links stay within it.
 //!
 //! Every operation type is read. Kernels are `KernelExecution` (eager launches) and `Task`
-//! (the kernels of a graph replay: in a real vLLM trace, 386 of each replay's 418 ops); copies
-//! (`Copy…`) and fills (`Fill…`) are transfers; barrier and marker packets are counted and are
-//! no work. A type this reader does not know is counted by name in the import statistics
+//! (the kernels of a graph replay: 386 of each replay's 418 ops, as reported for a real vLLM
+//! trace); copies (`Copy…`) and fills (`Fill…`) are transfers; barrier and marker packets are
+//! counted and are no work. A type this reader does not know is counted by name in the import statistics
 //! (`unknown_categories`, `rpd opType NAME`) and read as a kernel when its description holds
 //! a name. So the GPU time is the sum of `end - start` over the operations read as work.
 //!
@@ -317,8 +317,13 @@ fn count_ops(names: &Names<'_>, tally: &OpTally, builder: &mut TraceBuilder) {
 /// Whether an API row is a runtime call (HIP, HSA, CUDA, NCCL/RCCL, or a kind the runtime
 /// table knows) rather than a range a user or the tracer pushed.
 fn is_api_call(name: &str, kind: RuntimeCallKind) -> bool {
+    // The CUDA driver's `cuLaunchKernel`, not a user's `custom_step`.
+    let driver = name
+        .strip_prefix("cu")
+        .is_some_and(|rest| rest.starts_with(|c: char| c.is_ascii_uppercase()));
     kind != RuntimeCallKind::Other
-        || ["hip", "hsa", "cu", "nccl", "rccl", "roctx"]
+        || driver
+        || ["hip", "hsa", "cuda", "nccl", "rccl", "roctx"]
             .iter()
             .any(|prefix| name.starts_with(prefix))
 }
@@ -332,24 +337,20 @@ fn add_marker(
     (process, tid): (ProcessId, i64),
     (start, duration): (Timestamp, Duration),
 ) {
-    let message = row.get(6).ok().and_then(|id| names.args(id));
-    let Some(message) = message.filter(|m| !m.is_empty() && duration.as_nanos() > 0) else {
+    let message = row
+        .get(6)
+        .ok()
+        .and_then(|id| names.args(id))
+        .unwrap_or_default();
+    let lane = (process, ThreadId::Number(tid));
+    if !crate::add_marker(builder, &message, lane, (start, duration)) {
         builder.stats_mut().add(
             "rpd_marks",
             Severity::Info,
             "RPD ROCTx marks (no length) or ranges with no message were read and name no step",
             1,
         );
-        return;
-    };
-    let span = AnnotationRecord {
-        name: builder.intern(&message),
-        process,
-        thread: ThreadId::Number(tid),
-        start,
-        duration,
-    };
-    builder.add_annotation(span);
+    }
 }
 
 fn add_op(
@@ -454,5 +455,32 @@ pub(crate) fn op_kind(op_type: &str, description: String) -> OpClass {
             barrier: false,
             known: false,
         },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn api_rows_are_runtime_calls_and_other_names_are_ranges() {
+        let call = |name: &str| is_api_call(name, RuntimeCallKind::classify(name));
+        for api in [
+            "hipGraphLaunch",
+            "hsa_queue_create",
+            "cudaLaunchKernel",
+            "cuLaunchKernel",
+            "ncclAllReduce",
+        ] {
+            assert!(call(api), "{api}");
+        }
+        for range in [
+            "custom_step",
+            "step[DECODE bs=32]",
+            "OpTable::writeRows",
+            "hcc_activity_callback",
+        ] {
+            assert!(!call(range), "{range}");
+        }
     }
 }

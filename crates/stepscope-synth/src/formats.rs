@@ -253,22 +253,32 @@ pub fn write_rocprof_csv(parts: &Parts, dir: &Path, prefix: &str) -> Result<Path
     Ok(path)
 }
 
-/// `hip_api_trace.csv`: the runtime calls (rocprofv3's columns).
+/// The columns rocprofv3 gives its API tables (HIP calls and ROCTx markers alike).
+const API_COLUMNS: [&str; 7] = [
+    "Domain",
+    "Function",
+    "Process_Id",
+    "Thread_Id",
+    "Correlation_Id",
+    "Start_Timestamp",
+    "End_Timestamp",
+];
+
+/// An API table of `rows`, in [`API_COLUMNS`].
+fn write_api_csv(path: &Path, rows: impl Iterator<Item = [String; 7]>) -> Result<(), SynthError> {
+    let mut table = csv::Writer::from_path(path).map_err(csv_error)?;
+    table.write_record(API_COLUMNS).map_err(csv_error)?;
+    for row in rows {
+        table.write_record(&row).map_err(csv_error)?;
+    }
+    table.flush()?;
+    Ok(())
+}
+
+/// `hip_api_trace.csv`: the runtime calls.
 fn write_hip_csv(parts: &Parts, path: &Path) -> Result<(), SynthError> {
-    let mut calls = csv::Writer::from_path(path).map_err(csv_error)?;
-    calls
-        .write_record([
-            "Domain",
-            "Function",
-            "Process_Id",
-            "Thread_Id",
-            "Correlation_Id",
-            "Start_Timestamp",
-            "End_Timestamp",
-        ])
-        .map_err(csv_error)?;
-    for c in &parts.calls {
-        let row = [
+    let rows = parts.calls.iter().map(|c| {
+        [
             "HIP_RUNTIME_API".to_owned(),
             c.name.clone(),
             c.pid.to_string(),
@@ -276,30 +286,16 @@ fn write_hip_csv(parts: &Parts, path: &Path) -> Result<(), SynthError> {
             c.correlation.to_string(),
             c.start.to_string(),
             c.end.to_string(),
-        ];
-        calls.write_record(&row).map_err(csv_error)?;
-    }
-    calls.flush()?;
-    Ok(())
+        ]
+    });
+    write_api_csv(path, rows)
 }
 
-/// `marker_api_trace.csv`: ROCTx ranges, the message in `Function` (rocprofv3's columns).
+/// `marker_api_trace.csv`: ROCTx ranges, the message in `Function`, with ids after the calls'.
 fn write_marker_csv(parts: &Parts, path: &Path) -> Result<(), SynthError> {
-    let mut markers = csv::Writer::from_path(path).map_err(csv_error)?;
-    markers
-        .write_record([
-            "Domain",
-            "Function",
-            "Process_Id",
-            "Thread_Id",
-            "Correlation_Id",
-            "Start_Timestamp",
-            "End_Timestamp",
-        ])
-        .map_err(csv_error)?;
     let first_id = parts.calls.iter().map(|c| c.correlation).max().unwrap_or(0) + 1;
-    for (i, m) in parts.markers.iter().enumerate() {
-        let row = [
+    let rows = parts.markers.iter().enumerate().map(|(i, m)| {
+        [
             "MARKER_CORE_RANGE_API".to_owned(),
             m.name.clone(),
             m.pid.to_string(),
@@ -307,11 +303,9 @@ fn write_marker_csv(parts: &Parts, path: &Path) -> Result<(), SynthError> {
             (first_id + i as u64).to_string(),
             m.start.to_string(),
             m.end.to_string(),
-        ];
-        markers.write_record(&row).map_err(csv_error)?;
-    }
-    markers.flush()?;
-    Ok(())
+        ]
+    });
+    write_api_csv(path, rows)
 }
 
 fn csv_error(e: csv::Error) -> SynthError {

@@ -9,8 +9,8 @@ use crate::sqlite::Database;
 use rusqlite::Row;
 use rustc_hash::FxHashMap;
 use stepscope_model::{
-    AnnotationRecord, CorrelationId, DamageKind, DamagedTable, GpuEventKind, GpuEventRecord,
-    NameId, ProcessId, RuntimeCallKind, RuntimeCallRecord, StreamId, ThreadId, TraceBuilder,
+    CorrelationId, DamageKind, DamagedTable, Duration, GpuEventKind, GpuEventRecord, NameId,
+    ProcessId, RuntimeCallKind, RuntimeCallRecord, StreamId, ThreadId, Timestamp, TraceBuilder,
 };
 
 /// What was read, for the statistics and the verdict.
@@ -103,8 +103,9 @@ impl<'d> Lookups<'d> {
         Ok(lookups)
     }
 
-    fn text(&self, sql: &str, id: i64) -> Option<String> {
-        let mut statement = self.db.conn.prepare(sql).ok()?;
+    /// The text of row `id` that `sql` (one of the lookups' queries) selects.
+    fn text(db: &Database, sql: &str, id: i64) -> Option<String> {
+        let mut statement = db.conn.prepare(sql).ok()?;
         statement
             .query_row([id], |row| row.get::<_, Option<String>>(0))
             .ok()
@@ -180,8 +181,7 @@ impl<'d> Lookups<'d> {
         if let Some(known) = self.categories.get(&id) {
             return *known;
         }
-        let category = self
-            .text(&self.categories_sql.clone(), id)
+        let category = Self::text(self.db, &self.categories_sql, id)
             .map_or(Category::Other, |name| Category::of(&name));
         self.categories.insert(id, category);
         category
@@ -191,8 +191,7 @@ impl<'d> Lookups<'d> {
         if let Some(known) = self.calls.get(&id) {
             return *known;
         }
-        let known = self
-            .text(&self.strings_sql.clone(), id)
+        let known = Self::text(self.db, &self.strings_sql, id)
             .map(|name| (builder.intern(&name), RuntimeCallKind::classify(&name)));
         self.calls.insert(id, known);
         known
@@ -202,8 +201,7 @@ impl<'d> Lookups<'d> {
         if let Some(known) = self.copies.get(&id) {
             return *known;
         }
-        let known = self
-            .text(&self.strings_sql.clone(), id)
+        let known = Self::text(self.db, &self.strings_sql, id)
             .map(|name| builder.intern(&copy_name(&name)));
         self.copies.insert(id, known);
         known
@@ -353,45 +351,24 @@ fn add_region(
 }
 
 /// A ROCTx range as a host annotation named by its message (else the region's name); a mark
-/// (no length) names no step and is counted.
+/// (no length) or a range with neither names no step and is counted.
 fn add_marker(
     row: &Row<'_>,
     builder: &mut TraceBuilder,
     region_name: Option<NameId>,
-    (process, thread, start, duration): (
-        ProcessId,
-        ThreadId,
-        stepscope_model::Timestamp,
-        stepscope_model::Duration,
-    ),
+    (process, thread, start, duration): (ProcessId, ThreadId, Timestamp, Duration),
     totals: &mut Totals,
 ) {
     let extdata: Option<String> = row.get(8).ok().flatten();
     let message = extdata
         .and_then(|text| serde_json::from_str::<serde_json::Value>(&text).ok())
         .and_then(|value| value.get("message")?.as_str().map(str::to_owned))
-        .filter(|m| !m.is_empty());
-    let name = match message {
-        Some(message) => builder.intern(&message),
-        None => match region_name {
-            Some(name) => name,
-            None => {
-                totals.other_regions += 1;
-                return;
-            }
-        },
-    };
-    if duration.as_nanos() == 0 {
+        .filter(|m| !m.is_empty())
+        .or_else(|| region_name.map(|name| builder.name(name).to_owned()))
+        .unwrap_or_default();
+    if !crate::add_marker(builder, &message, (process, thread), (start, duration)) {
         totals.other_regions += 1;
-        return;
     }
-    builder.add_annotation(AnnotationRecord {
-        name,
-        process,
-        thread,
-        start,
-        duration,
-    });
 }
 
 /// Reads the kernel dispatches; returns whether streams are hardware queues (no dispatch
@@ -438,19 +415,17 @@ fn read_dispatches(
     Ok(true)
 }
 
-/// Adds one dispatch; returns its queue's lane (for streams read as queues).
-fn add_dispatch(
+/// A GPU row's name and times (from column `start`), or `None` with the row refused as
+/// damage tied to its correlation id: times that are not a number or end before they start,
+/// or a name id that points at nothing.
+fn checked(
     row: &Row<'_>,
     builder: &mut TraceBuilder,
-    lookups: &mut Lookups<'_>,
-) -> Option<StreamId> {
-    let correlation = link(row, 7);
+    (start, correlation): (usize, CorrelationId),
+    name: Option<NameId>,
+) -> Option<(NameId, Timestamp, Duration)> {
     let id = i64::try_from(correlation.0).ok();
-    let name = row
-        .get::<_, i64>(6)
-        .ok()
-        .and_then(|k| lookups.symbols.get(&k).copied());
-    let (start, duration) = match span(row, 4) {
+    let (start, duration) = match span(row, start) {
         Ok(span) => span,
         Err(kind) => {
             refuse(builder, (kind, DamagedTable::Gpu), id, name);
@@ -458,14 +433,25 @@ fn add_dispatch(
         }
     };
     let Some(name) = name else {
-        refuse(
-            builder,
-            (DamageKind::DanglingReference, DamagedTable::Gpu),
-            id,
-            None,
-        );
+        let damage = (DamageKind::DanglingReference, DamagedTable::Gpu);
+        refuse(builder, damage, id, None);
         return None;
     };
+    Some((name, start, duration))
+}
+
+/// Adds one dispatch; returns its queue's lane (for streams read as queues).
+fn add_dispatch(
+    row: &Row<'_>,
+    builder: &mut TraceBuilder,
+    lookups: &mut Lookups<'_>,
+) -> Option<StreamId> {
+    let correlation = link(row, 7);
+    let name = row
+        .get::<_, i64>(6)
+        .ok()
+        .and_then(|k| lookups.symbols.get(&k).copied());
+    let (name, start, duration) = checked(row, builder, (4, correlation), name)?;
     let agent: Option<i64> = row.get(1).ok().flatten();
     let handle = |i: usize| row.get::<_, Option<i64>>(i).ok().flatten().unwrap_or(0);
     let (stream, queue) = (
@@ -526,24 +512,8 @@ fn add_copy(
     by_queue: bool,
 ) -> Option<()> {
     let correlation = link(row, 8);
-    let id = i64::try_from(correlation.0).ok();
     let name = lookups.copy(row.get(7).unwrap_or(0), builder);
-    let (start, duration) = match span(row, 5) {
-        Ok(span) => span,
-        Err(kind) => {
-            refuse(builder, (kind, DamagedTable::Gpu), id, name);
-            return None;
-        }
-    };
-    let Some(name) = name else {
-        refuse(
-            builder,
-            (DamageKind::DanglingReference, DamagedTable::Gpu),
-            id,
-            None,
-        );
-        return None;
-    };
+    let (name, start, duration) = checked(row, builder, (5, correlation), name)?;
     let agent = |i: usize| row.get::<_, Option<i64>>(i).ok().flatten();
     let device = lookups
         .device(agent(1))

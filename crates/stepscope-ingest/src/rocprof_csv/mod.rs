@@ -26,9 +26,9 @@ mod columns;
 use crate::IngestError;
 use columns::{Columns, Table};
 use stepscope_model::{
-    AnnotationRecord, CorrelationId, DamageKind, DamagedEvent, DamagedTable, Duration,
-    GpuEventKind, GpuEventRecord, ProcessId, RuntimeCallKind, RuntimeCallRecord, Severity,
-    StreamId, ThreadId, Timestamp, TraceBuilder,
+    CorrelationId, DamageKind, DamagedEvent, DamagedTable, Duration, GpuEventKind, GpuEventRecord,
+    ProcessId, RuntimeCallKind, RuntimeCallRecord, Severity, StreamId, ThreadId, Timestamp,
+    TraceBuilder,
 };
 
 /// Whether `head` starts like a rocprof CSV table: a header line naming a kernel, HIP API or
@@ -389,7 +389,7 @@ fn add_api_row(
     correlation: CorrelationId,
 ) {
     if domain.is_some_and(|d| d.contains("MARKER")) {
-        add_marker(builder, name, (process, thread), (start, duration));
+        crate::add_marker(builder, name, (process, thread), (start, duration));
         return;
     }
     let call = RuntimeCallRecord {
@@ -403,27 +403,6 @@ fn add_api_row(
         launched_kernel: None,
     };
     builder.add_runtime_call(call);
-}
-
-/// A ROCTx range (a `MARKER_*` row; `Function` holds its message) as a host annotation,
-/// where steps are found; a mark (no length) or a range with no message names no step.
-fn add_marker(
-    builder: &mut TraceBuilder,
-    message: &str,
-    (process, thread): (ProcessId, ThreadId),
-    (start, duration): (Timestamp, Duration),
-) {
-    if message.is_empty() || duration.as_nanos() == 0 {
-        return;
-    }
-    let span = AnnotationRecord {
-        name: builder.intern(message),
-        process,
-        thread,
-        start,
-        duration,
-    };
-    builder.add_annotation(span);
 }
 
 /// A kernel's name without rocprof v2's ` (.kd)`; a copy's as `Memcpy <direction>`.

@@ -47,7 +47,7 @@ pub fn every_format(doc: &Value, dir: &Path) -> Vec<(&'static str, PathBuf)> {
 }
 
 /// `analyze FILE --json --fail-on-incomplete`: exit code and the file's report.
-fn gated(file: &Path) -> (Option<i32>, Value) {
+pub fn gated(file: &Path) -> (Option<i32>, Value) {
     let run = stepscope([
         "analyze".as_ref(),
         arg(file),

@@ -9,6 +9,7 @@ use crate::common::{
     VLLM_PIECEWISE, analyzed_file, arg, assert_same_replays, f64_at, piecewise_replay_kernels,
     replay_coverage, stepscope, str_at, tempdir, trace,
 };
+use crate::damage_matrix::gated;
 use rusqlite::Connection;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -133,14 +134,9 @@ fn replays_that_lost_kernels_give_the_verdicts_of_the_json() {
                 dir.path().join(format!("{label} {schema:?}.db")),
                 &options,
             );
-            let run = stepscope([
-                arg(Path::new("analyze")),
-                arg(&db),
-                arg(Path::new("--json")),
-                arg(Path::new("--fail-on-incomplete")),
-            ]);
-            run.expect_code(3);
-            let c = &run.json()["files"][0]["replay_coverage"];
+            let (code, file) = gated(&db);
+            assert_eq!(code, Some(3), "{label} {schema:?}");
+            let c = &file["replay_coverage"];
             assert_eq!(c["verdict"], "incomplete", "{label} {schema:?}");
             assert_eq!(c["empty_replays"], empty, "{label} {schema:?}");
             assert_eq!(c["short_replays"], short, "{label} {schema:?}");
@@ -256,14 +252,8 @@ fn a_dispatch_whose_kernel_symbol_is_gone_is_damage() {
         .expect("delete");
     assert_eq!(deleted, 1);
     drop(conn);
-    let run = stepscope([
-        arg(Path::new("analyze")),
-        arg(&db),
-        arg(Path::new("--json")),
-        arg(Path::new("--fail-on-incomplete")),
-    ]);
-    run.expect_code(3);
-    let file = &run.json()["files"][0];
+    let (code, file) = gated(&db);
+    assert_eq!(code, Some(3));
     assert_eq!(
         file["replay_coverage"]["verdict"], "damaged",
         "{}",

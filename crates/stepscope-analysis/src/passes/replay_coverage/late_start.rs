@@ -19,8 +19,9 @@
 //! it. Host step markers are not compared with GPU times: a GPU running behind its host puts
 //! honest kernels after the last marker too (the shared vLLM decode trace's replay starts
 //! 6 ms after its step ended).
-//! Example: eager launches start 7.3–16.7 ms after their calls return; the single replay's
-//! first kernel 22 ms after its call, on an idle GPU → late.
+//! Example (the shared vLLM decode trace without the work after its replay, the replay moved
+//! after the end of the trace): eager launches start 7.3–7.8 ms after their calls return;
+//! the single replay's first kernel 17.1 ms after its call, on an idle GPU → late.
 //!
 //! With fewer than [`MIN_SAMPLES`] eager launches there is no scale, and no replay is late.
 
@@ -116,16 +117,22 @@ pub fn late_replays(trace: &Trace, inputs: CoverageInputs<'_>) -> Vec<bool> {
     let Some(longest) = longest_eager_delay(trace, inputs).filter(|_| !replays.is_empty()) else {
         return vec![false; replays.len()];
     };
-    let busy = Busy::new(trace);
-    replays
+    // Replays that waited too long: usually none, and then the device timelines are never
+    // built.
+    let waited: Vec<Option<(Timestamp, u32)>> = replays
         .iter()
         .map(|replay| {
             let call = replay.launch as usize;
-            let Some((first, device)) = first_event(trace, inputs, call) else {
-                return false;
-            };
-            let waited = first - trace.runtime.end(call);
-            waited > longest + MIN_LATE && busy.idle_before(device, first)
+            first_event(trace, inputs, call)
+                .filter(|(first, _)| *first - trace.runtime.end(call) > longest + MIN_LATE)
         })
+        .collect();
+    if waited.iter().all(Option::is_none) {
+        return vec![false; replays.len()];
+    }
+    let busy = Busy::new(trace);
+    waited
+        .into_iter()
+        .map(|late| late.is_some_and(|(first, device)| busy.idle_before(device, first)))
         .collect()
 }
