@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # Builds the (git-ignored) seed corpora of the fuzz targets from small real traces.
 #
-#   fuzz/seed-corpus.sh [TRACES_DIR]     (default: /work/shared/traces)
+#   fuzz/seed-corpus.sh [TRACES_DIR]     (default: the corpus, found by scripts/corpus-dir.sh)
 #
 # Needs gzip, zstd, jq and sqlite3. Writes fuzz/corpus/<target>/ for every target.
 set -euo pipefail
 
-traces=${1:-/work/shared/traces}
 here=$(cd "$(dirname "$0")" && pwd)
+traces=${1:-$(bash "$here/../scripts/corpus-dir.sh")}
 json=$here/corpus/kineto_json
 gz=$here/corpus/kineto_gzip
 split=$here/corpus/kineto_split

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # End-to-end benchmark of `stepscope analyze` on ~1 GB Kineto traces made by tiling real
-# traces from ../shared/traces in time (tile-trace keeps every graph replay with its kernels),
-# beside HolisticTraceAnalysis loading the same files in the same run (the reference ratio of
-# issue 11). Prints, per case, the median wall time and peak RSS of RUNS runs of stepscope and
+# traces of the public corpus (scripts/fetch-traces.sh) in time (tile-trace keeps every graph replay with its kernels),
+# beside HolisticTraceAnalysis loading the same files in the same run (the reference
+# ratio). Prints, per case, the median wall time and peak RSS of RUNS runs of stepscope and
 # of HTA_RUNS runs of HTA, and the ratio of the medians. The runs of the two alternate (an HTA
 # run, then RUNS / HTA_RUNS stepscope runs, HTA_RUNS times), so that both are measured in the
 # same phases of a shared host whose speed drifts by tens of percent over minutes; run one
@@ -29,7 +29,7 @@ HTA=${HTA:-1}
 HTA_RUNS=${HTA_RUNS:-3}
 HTA_BACKEND=${HTA_BACKEND:-ijson_batch_and_compress}
 DATA=${DATA:-bench-data}
-TRACES=../shared/traces
+TRACES=$(bash scripts/corpus-dir.sh)
 PIECEWISE=tracelens/tests/traces/inference/vllm_prefilldecode_piecewise/graph_execution.json.gz
 BIN=${CARGO_TARGET_DIR:-target}/release
 mkdir -p "$DATA"

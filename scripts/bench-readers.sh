@@ -19,7 +19,7 @@ cd "$(dirname "$0")/.."
 RUNS=${RUNS:-3}
 DATA=${DATA:-bench-data}
 FORMATS=${FORMATS:-"rocprof-csv rocprof-json rpd-json rpd rocpd nsys-sqlite"}
-TRACES=../shared/traces
+TRACES=$(bash scripts/corpus-dir.sh)
 PIECEWISE=$TRACES/tracelens/tests/traces/inference/vllm_prefilldecode_piecewise/graph_execution.json.gz
 NSYS=$TRACES/nsys-ai/tests/fixtures/h100_2gpu_1s.sqlite
 BIN=${CARGO_TARGET_DIR:-target}/release

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Loads trace files with HolisticTraceAnalysis, the reference the benchmark measures
-stepscope against (issue 11): `hta-load.py BACKEND FILE...` parses every file into HTA's
+stepscope against: `hta-load.py BACKEND FILE...` parses every file into HTA's
 trace model (`Trace.load_traces`: the same step HTA's analyses start from) with the given
 parser backend (json, ijson, ijson_batched, ijson_batch_and_compress) and prints the events.
 """

@@ -8,10 +8,10 @@ use stepscope_analysis::{AnalysisOptions, TraceAnalysis, analyze};
 use stepscope_ingest::{ReadOptions, read_trace_file};
 use stepscope_model::Trace;
 
-/// The real piecewise vLLM trace (25 graph replays), beside the checkout.
+/// The real piecewise vLLM trace (25 graph replays).
 fn piecewise() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join(
-        "../../../shared/traces/tracelens/tests/traces/inference/vllm_prefilldecode_piecewise/graph_execution.json.gz",
+    stepscope_testdata::trace(
+        "tracelens/tests/traces/inference/vllm_prefilldecode_piecewise/graph_execution.json.gz",
     )
 }
 

@@ -1,4 +1,4 @@
-//! Kineto JSON parse throughput on real traces from `../shared/traces`, at 1 and 2 threads.
+//! Kineto JSON parse throughput on real traces of the public corpus (`scripts/fetch-traces.sh`), at 1 and 2 threads.
 //! Set `STEPSCOPE_BENCH_TRACE=path` to add a file of your own (e.g. a tiled 1 GB trace).
 //!
 //! cargo bench -p stepscope-ingest --bench kineto_json
@@ -8,10 +8,9 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 use stepscope_ingest::{KinetoJsonOptions, ReadOptions, read_trace_bytes};
 
+/// A real trace: the curated set or the corpus (`scripts/fetch-traces.sh`).
 fn shared(relative: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../../shared/traces")
-        .join(relative)
+    stepscope_testdata::find(relative)
 }
 
 fn inflate(path: &Path) -> Vec<u8> {

@@ -12,10 +12,9 @@ use std::path::{Path, PathBuf};
 use stepscope_ingest::{ReadOptions, read_trace_file};
 use stepscope_synth::formats::{Parts, rocprof_json, rpd_json, write_rocprof_csv, write_rpd};
 
+/// A real trace: the curated set or the corpus (`scripts/fetch-traces.sh`).
 fn shared(relative: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../../shared/traces")
-        .join(relative)
+    stepscope_testdata::find(relative)
 }
 
 /// The piecewise trace tiled `copies` times, parsed.

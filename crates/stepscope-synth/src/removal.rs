@@ -205,14 +205,12 @@ pub fn to_json_bytes(doc: &Value) -> Vec<u8> {
 mod tests {
     use super::*;
 
-    const TRACES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/traces/");
-
     /// The real piecewise vLLM trace: 25 launches of 4, 23 × 15 and 12 kernels.
     fn piecewise() -> Value {
-        let path = format!(
-            "{TRACES}tracelens/tests/traces/inference/vllm_prefilldecode_piecewise/graph_execution.json.gz"
+        let path = stepscope_testdata::trace(
+            "tracelens/tests/traces/inference/vllm_prefilldecode_piecewise/graph_execution.json.gz",
         );
-        read_json(Path::new(&path)).expect("real trace")
+        read_json(&path).expect("real trace")
     }
 
     fn counts(doc: &Value) -> Vec<usize> {
@@ -290,9 +288,9 @@ mod tests {
 
     #[test]
     fn plain_array_and_round_trip() {
-        let array = read_json(Path::new(&format!(
-            "{TRACES}rocmprofiledata/examples/rocm-profile-data/results/matmul_result.json"
-        )))
+        let array = read_json(&stepscope_testdata::trace(
+            "rocmprofiledata/examples/rocm-profile-data/results/matmul_result.json",
+        ))
         .expect("plain array trace");
         assert!(array.is_array());
         assert!(graph_launches(&array).is_empty());

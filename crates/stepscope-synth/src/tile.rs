@@ -310,7 +310,6 @@ impl<W: Write> Write for Counting<W> {
 #[cfg(test)]
 mod tests {
     use std::collections::HashSet;
-    use std::path::Path;
 
     use serde_json::{Value, json};
 
@@ -402,7 +401,8 @@ mod tests {
 
     #[test]
     fn one_copy_of_a_real_trace_reads_back_equal() {
-        let input = crate::read_trace_bytes(Path::new(PIECEWISE)).expect("real trace");
+        let input =
+            crate::read_trace_bytes(&stepscope_testdata::trace(PIECEWISE)).expect("real trace");
         let mut out = Vec::new();
         tile(&input, 1, &mut out).expect("tile");
         let back: Value = serde_json::from_slice(&out).expect("json");
@@ -445,14 +445,13 @@ mod tests {
         ));
     }
 
-    const PIECEWISE: &str = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../../shared/traces/tracelens/tests/traces/inference/vllm_prefilldecode_piecewise/graph_execution.json.gz"
-    );
+    const PIECEWISE: &str =
+        "tracelens/tests/traces/inference/vllm_prefilldecode_piecewise/graph_execution.json.gz";
 
     #[test]
     fn real_piecewise_trace_tiled_twice_keeps_every_replay() {
-        let input = crate::read_trace_bytes(Path::new(PIECEWISE)).expect("real trace");
+        let input =
+            crate::read_trace_bytes(&stepscope_testdata::trace(PIECEWISE)).expect("real trace");
         let mut out = Vec::new();
         let summary = tile(&input, 2, &mut out).expect("tile");
         assert_eq!(summary.events_written, 2 * 19_289);

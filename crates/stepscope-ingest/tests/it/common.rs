@@ -164,15 +164,9 @@ pub fn gzip(bytes: &[u8]) -> Vec<u8> {
     encoder.finish().expect("gzip into memory")
 }
 
-/// A file under `../shared/traces` beside the checkout (CI lays it out the same way).
+/// A real trace, checked to exist (the curated set, or the corpus in the corpus group).
 pub fn shared(relative: &str) -> PathBuf {
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/traces");
-    assert!(
-        root.is_dir(),
-        "expected the shared traces at {}",
-        root.display()
-    );
-    root.join(relative)
+    stepscope_testdata::trace(relative)
 }
 
 /// Settings for property tests over documents of several MiB: few cases, and no

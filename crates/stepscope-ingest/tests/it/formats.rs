@@ -49,6 +49,10 @@ fn detected(path: &Path) -> Option<TraceFormat> {
     TraceFormat::detect(&head).filter(|f| f.sniff(&head) == Some(true))
 }
 
+#[cfg_attr(
+    not(feature = "corpus"),
+    ignore = "corpus group: bash scripts/fetch-traces.sh && cargo test --workspace --features corpus"
+)]
 #[test]
 fn every_shared_file_is_detected_as_its_real_format() {
     let mut files = Vec::new();
@@ -77,6 +81,10 @@ fn every_shared_file_is_detected_as_its_real_format() {
 
 /// A trace records the format it was read as: the smallest shared file of each format, read
 /// whole (compressed Kineto JSON through the streamed reader).
+#[cfg_attr(
+    not(feature = "corpus"),
+    ignore = "corpus group: bash scripts/fetch-traces.sh && cargo test --workspace --features corpus"
+)]
 #[test]
 fn a_trace_records_the_format_it_was_read_as() {
     let mut files = Vec::new();

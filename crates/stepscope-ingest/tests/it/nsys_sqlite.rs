@@ -88,6 +88,10 @@ fn copies(trace: &Trace) -> BTreeMap<&str, usize> {
     out
 }
 
+#[cfg_attr(
+    not(feature = "corpus"),
+    ignore = "corpus group: bash scripts/fetch-traces.sh && cargo test --workspace --features corpus"
+)]
 #[test]
 fn h100_two_processes_read_with_exact_counts() {
     // SELECT COUNT(*) FROM CUPTI_ACTIVITY_KIND_KERNEL → 3442
@@ -177,6 +181,10 @@ fn mock_reads_with_exact_counts() {
     assert_eq!(trace.metadata.device_names, ["NVIDIA GeForce RTX 3080"]);
 }
 
+#[cfg_attr(
+    not(feature = "corpus"),
+    ignore = "corpus group: bash scripts/fetch-traces.sh && cargo test --workspace --features corpus"
+)]
 #[test]
 fn cloverleaf_reads_with_exact_counts() {
     // SELECT COUNT(*) FROM CUPTI_ACTIVITY_KIND_KERNEL → 1312
@@ -206,6 +214,10 @@ fn cloverleaf_reads_with_exact_counts() {
     );
 }
 
+#[cfg_attr(
+    not(feature = "corpus"),
+    ignore = "corpus group: bash scripts/fetch-traces.sh && cargo test --workspace --features corpus"
+)]
 #[test]
 fn saxpy_schema_2_9_skips_the_backtrace_copies_of_its_calls() {
     // SELECT COUNT(*) FROM CUPTI_ACTIVITY_KIND_RUNTIME → 95, of which
@@ -263,6 +275,10 @@ fn saxpy_schema_2_9_skips_the_backtrace_copies_of_its_calls() {
     assert_eq!(trace.metadata.device_names, ["NVIDIA A100-SXM4-40GB"]);
 }
 
+#[cfg_attr(
+    not(feature = "corpus"),
+    ignore = "corpus group: bash scripts/fetch-traces.sh && cargo test --workspace --features corpus"
+)]
 #[test]
 fn copy_names_agree_with_each_files_own_copy_kind_labels() {
     // ENUM_CUDA_MEMCPY_OPER labels ("Host-to-Device", "Unified Device-to-Host"…) in the three
@@ -317,6 +333,10 @@ fn name_of_label(label: &str) -> String {
     }
 }
 
+#[cfg_attr(
+    not(feature = "corpus"),
+    ignore = "corpus group: bash scripts/fetch-traces.sh && cargo test --workspace --features corpus"
+)]
 #[test]
 fn every_sample_is_detected_as_an_nsight_export() {
     for relative in [H100, MOCK, CLOVER, SAXPY] {
@@ -356,6 +376,10 @@ fn open(label: &str, path: &Path) -> Database {
     .expect("opens")
 }
 
+#[cfg_attr(
+    not(feature = "corpus"),
+    ignore = "corpus group: bash scripts/fetch-traces.sh && cargo test --workspace --features corpus"
+)]
 #[test]
 fn a_cut_export_is_an_error_naming_the_file() {
     let bytes = std::fs::read(shared(H100)).expect("read");

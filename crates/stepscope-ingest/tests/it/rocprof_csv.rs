@@ -64,6 +64,10 @@ fn rocprof_v2_kernel_names_lose_their_kd_suffix() {
     }
 }
 
+#[cfg_attr(
+    not(feature = "corpus"),
+    ignore = "corpus group: bash scripts/fetch-traces.sh && cargo test --workspace --features corpus"
+)]
 #[test]
 fn omniperf_counters_with_timestamps_are_the_same_dispatches() {
     // python3: pmc_perf.csv's 3 rows carry the Start/End_Timestamp of timestamps.csv's 3 rows.

@@ -8,6 +8,10 @@ use stepscope_model::GpuEventKind;
 
 const SAMPLE: &str = "tracelens/tests/rocprof/908_results.json.gz";
 
+#[cfg_attr(
+    not(feature = "corpus"),
+    ignore = "corpus group: bash scripts/fetch-traces.sh && cargo test --workspace --features corpus"
+)]
 #[test]
 fn the_rocprofv3_json_sample_reads_with_exact_counts() {
     // d = json.load(gzip.open(...))["rocprofiler-sdk-tool"][0]

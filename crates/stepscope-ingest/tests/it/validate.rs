@@ -210,6 +210,10 @@ fn duplicated_kernels_of_a_real_trace_are_dropped() {
 
 /// Every real Kineto trace in `../shared/traces`: no damage, no duplicate, no unknown phase.
 /// (The rocprofv3 JSON there is another format and is skipped.)
+#[cfg_attr(
+    not(feature = "corpus"),
+    ignore = "corpus group: bash scripts/fetch-traces.sh && cargo test --workspace --features corpus"
+)]
 #[test]
 fn real_traces_have_no_damage_and_no_duplicates() {
     let root = shared("");
@@ -251,6 +255,10 @@ fn collect_traces(dir: &std::path::Path, files: &mut Vec<std::path::PathBuf>) {
 }
 
 /// The legacy 2021 schema and a bare array with numbers written as strings read as before.
+#[cfg_attr(
+    not(feature = "corpus"),
+    ignore = "corpus group: bash scripts/fetch-traces.sh && cargo test --workspace --features corpus"
+)]
 #[test]
 fn legacy_and_string_number_traces_are_unaffected() {
     let legacy = shared(

@@ -1,4 +1,4 @@
-//! Trace collection on real traces from `../shared/traces`, written under each framework's
+//! Trace collection on real traces, written under each framework's
 //! file names by a thread that plays the framework (slowly, in chunks, cut off, or ATOM's
 //! `.json` then `.json.gz`), the way a window's files appear after it closes.
 
@@ -14,10 +14,7 @@ const VLLM_PIECEWISE: &str =
     "tracelens/tests/traces/inference/vllm_prefilldecode_piecewise/graph_execution.json.gz";
 
 fn shared(relative: &str) -> Vec<u8> {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../../shared/traces")
-        .join(relative);
-    std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+    stepscope_testdata::read(relative)
 }
 
 fn quick() -> CollectOptions {

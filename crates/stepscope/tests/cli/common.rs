@@ -1,13 +1,10 @@
 //! Running the real `stepscope` binary on real files, and the files the tests derive from the
-//! shared traces (never copied into the repository: derived files go to temp folders).
+//! real traces (derived files go to temp folders, never into the repository).
 
 use serde_json::Value;
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-
-/// `../shared/traces` beside the checkout (CI lays it out the same way).
-pub const TRACES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/traces/");
 
 /// SGLang decode on ROCm: 1 replay of 544 kernels.
 pub const SGLANG_DECODE: &str =
@@ -26,20 +23,15 @@ pub const MTIA: &str = "hta/tests/data/mtia_trace_single_rank/mtia_rank_0.json.g
 /// A small torch.compile trace (246 events, 12 kernels), pretty-printed JSON inside.
 pub const TRITON: &str = "tracelens/tests/traces/torch_compile_triton/trace.json.gz";
 
-/// The shared traces folder; fails loudly when it is missing.
+/// The folder the real traces are read from (the curated set, or the corpus in the corpus
+/// group); the binary runs there, so tests name traces by their relative paths.
 pub fn traces_dir() -> PathBuf {
-    let dir = PathBuf::from(TRACES);
-    assert!(
-        dir.is_dir(),
-        "expected the shared traces at {}",
-        dir.display()
-    );
-    dir
+    stepscope_testdata::traces_dir()
 }
 
-/// A file under the shared traces folder.
+/// A real trace, checked to exist (see `stepscope_testdata::trace`).
 pub fn trace(relative: &str) -> PathBuf {
-    traces_dir().join(relative)
+    stepscope_testdata::trace(relative)
 }
 
 /// What one run of the binary did.
@@ -104,8 +96,12 @@ where
     I: IntoIterator<Item = S>,
     S: AsRef<OsStr>,
 {
+    let args: Vec<S> = args.into_iter().collect();
+    for arg in &args {
+        stepscope_testdata::check_arg(&arg.as_ref().to_string_lossy());
+    }
     let mut command = Command::new(env!("CARGO_BIN_EXE_stepscope"));
-    command.args(args).current_dir(cwd).env_remove("NO_COLOR");
+    command.args(&args).current_dir(cwd).env_remove("NO_COLOR");
     for (key, value) in env {
         command.env(key, value);
     }

@@ -446,6 +446,10 @@ const RESNET: &str = "tracelens/tests/traces/mi300/resnet_act_checkpoint.json.gz
 const OWLV2: &str =
     "tracelens/tests/traces/mi300/google_owlv2-large-patch14-ensemble__1016001.json.gz";
 
+#[cfg_attr(
+    not(feature = "corpus"),
+    ignore = "corpus group: bash scripts/fetch-traces.sh && cargo test --workspace --features corpus"
+)]
 #[test]
 fn the_json_keeps_at_least_fifty_kernels_and_counts_the_rest() {
     let (base, new) = (trace(RESNET), trace(OWLV2));

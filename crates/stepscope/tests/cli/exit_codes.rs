@@ -331,6 +331,10 @@ fn damaged_data_fails_the_gate_without_switch_advice() {
     assert!(run.stdout.contains("1 invalid_time"), "{}", run.stdout);
 }
 
+#[cfg_attr(
+    not(feature = "corpus"),
+    ignore = "corpus group: bash scripts/fetch-traces.sh && cargo test --workspace --features corpus"
+)]
 #[test]
 fn a_capture_that_matches_no_graph_is_said() {
     let run = stepscope([

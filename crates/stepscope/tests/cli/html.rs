@@ -165,6 +165,10 @@ fn a_complete_trace_paints_no_empty_replay() {
 
 /// A folder of six real traces read as ranks (its capture traces are captures): one bar and one choice per file, the
 /// combined verdict line as the terminal's `all files` section states it.
+#[cfg_attr(
+    not(feature = "corpus"),
+    ignore = "corpus group: bash scripts/fetch-traces.sh && cargo test --workspace --features corpus"
+)]
 #[test]
 fn a_folder_gets_the_rank_by_rank_view() {
     const FOLDER: &str = "tracelens/tests/traces/inference";

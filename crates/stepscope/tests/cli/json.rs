@@ -86,6 +86,10 @@ fn json_at_threads(cwd: &Path, file: &str, threads: &str) -> String {
     run.stdout
 }
 
+#[cfg_attr(
+    not(feature = "corpus"),
+    ignore = "corpus group: bash scripts/fetch-traces.sh && cargo test --workspace --features corpus"
+)]
 #[test]
 fn one_and_two_threads_give_the_same_bytes_on_the_large_mtia_trace() {
     let cwd = crate::common::traces_dir();

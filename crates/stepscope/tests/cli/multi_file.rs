@@ -212,6 +212,10 @@ fn a_symlink_loop_in_a_folder_counts_each_trace_once() {
 /// settle the sizes of the SGLang and vLLM replays (complete), while xdit's capture folder is
 /// all of its run, read as its trace (`unverified`: its capture holds one launch more). The
 /// combined replays are 1 + 1 + 25 + 1, and the six files claiming rank 0 are one warning.
+#[cfg_attr(
+    not(feature = "corpus"),
+    ignore = "corpus group: bash scripts/fetch-traces.sh && cargo test --workspace --features corpus"
+)]
 #[test]
 fn the_real_inference_folder_is_all_complete() {
     const FOLDER: &str = "tracelens/tests/traces/inference";

@@ -382,6 +382,10 @@ fn the_graph_setting_alone_does_not_make_replays_unavailable() {
     assert_same_replays(&nsys, &analyze(&trace(VLLM_PIECEWISE)).0);
 }
 
+#[cfg_attr(
+    not(feature = "corpus"),
+    ignore = "corpus group: bash scripts/fetch-traces.sh && cargo test --workspace --features corpus"
+)]
 #[test]
 fn kernels_of_two_processes_link_only_to_their_own_process_calls() {
     // The real h100 sample: two python3 processes (pids 111, 112), MODE = Graph and no graph

@@ -46,6 +46,10 @@ fn replays_read_from_rocprofv3_json_match_and_lost_dispatches_fail_the_gate() {
     run.expect_code(3);
 }
 
+#[cfg_attr(
+    not(feature = "corpus"),
+    ignore = "corpus group: bash scripts/fetch-traces.sh && cargo test --workspace --features corpus"
+)]
 #[test]
 fn the_sample_without_hip_records_is_unavailable_and_says_how_to_record() {
     let run = stepscope([

@@ -53,6 +53,10 @@ fn sglang_extend_step_is_prefill() {
     assert!(stage(&result, StageKey::Stage(Stage::Decode)).is_none());
 }
 
+#[cfg_attr(
+    not(feature = "corpus"),
+    ignore = "corpus group: bash scripts/fetch-traces.sh && cargo test --workspace --features corpus"
+)]
 #[test]
 fn without_annotations_replayed_kernels_are_decode_and_the_rest_unassigned() {
     // xdit's trace has no step annotations (HTA's training trace has ProfilerStep#N steps).
@@ -77,6 +81,10 @@ fn without_annotations_replayed_kernels_are_decode_and_the_rest_unassigned() {
     );
 }
 
+#[cfg_attr(
+    not(feature = "corpus"),
+    ignore = "corpus group: bash scripts/fetch-traces.sh && cargo test --workspace --features corpus"
+)]
 #[test]
 fn vllm_cpu_run_steps_have_stages() {
     let trace = common::read("vllm-cpu-run/rank0.1796203940285042201.pt.trace.json.gz");
@@ -133,6 +141,10 @@ fn tracelens_timeline(csv: &str) -> (f64, f64) {
     (value("idle_time"), value("total_time"))
 }
 
+#[cfg_attr(
+    not(feature = "corpus"),
+    ignore = "corpus group: bash scripts/fetch-traces.sh && cargo test --workspace --features corpus"
+)]
 #[test]
 fn idle_time_is_measured_over_step_windows_or_the_gpu_span_as_tracelens_does() {
     use stepscope_analysis::passes::stage_breakdown::IdleBasis;
@@ -174,6 +186,10 @@ fn idle_time_is_measured_over_step_windows_or_the_gpu_span_as_tracelens_does() {
     }
 }
 
+#[cfg_attr(
+    not(feature = "corpus"),
+    ignore = "corpus group: bash scripts/fetch-traces.sh && cargo test --workspace --features corpus"
+)]
 #[test]
 fn a_trace_without_steps_has_measured_idle_time_not_zero() {
     use stepscope_analysis::passes::stage_breakdown::IdleBasis;

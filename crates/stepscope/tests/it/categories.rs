@@ -141,6 +141,10 @@ fn vllm_gpt_oss_prefill_decode_piecewise() {
     assert!(shares.share("moe") > 0.5);
 }
 
+#[cfg_attr(
+    not(feature = "corpus"),
+    ignore = "corpus group: bash scripts/fetch-traces.sh && cargo test --workspace --features corpus"
+)]
 #[test]
 fn xdit_flux_capture_and_replay() {
     let shares = Shares::of(XDIT_FLUX);
@@ -150,6 +154,10 @@ fn xdit_flux_capture_and_replay() {
     assert!(shares.share("convolution") > 0.0, "VAE convolutions");
 }
 
+#[cfg_attr(
+    not(feature = "corpus"),
+    ignore = "corpus group: bash scripts/fetch-traces.sh && cargo test --workspace --features corpus"
+)]
 #[test]
 fn xdit_stable_diffusion_3_5() {
     let shares = Shares::of(XDIT_SD35);
@@ -169,6 +177,10 @@ fn qwen_eager_h100() {
     assert!(shares.share("memcpy_memset") > 0.0, "cuBLAS memsets");
 }
 
+#[cfg_attr(
+    not(feature = "corpus"),
+    ignore = "corpus group: bash scripts/fetch-traces.sh && cargo test --workspace --features corpus"
+)]
 #[test]
 fn qwen_eager_mi300() {
     let shares = Shares::of(QWEN_MI300);
@@ -244,6 +256,10 @@ fn every_shared_trace_with_gpu_events() -> Vec<String> {
     found
 }
 
+#[cfg_attr(
+    not(feature = "corpus"),
+    ignore = "corpus group: bash scripts/fetch-traces.sh && cargo test --workspace --features corpus"
+)]
 #[test]
 fn other_stays_under_ten_percent_on_every_shared_trace() {
     let traces = every_shared_trace_with_gpu_events();
@@ -257,6 +273,10 @@ fn other_stays_under_ten_percent_on_every_shared_trace() {
     }
 }
 
+#[cfg_attr(
+    not(feature = "corpus"),
+    ignore = "corpus group: bash scripts/fetch-traces.sh && cargo test --workspace --features corpus"
+)]
 #[test]
 fn softmax_is_its_own_category_not_token_sampling() {
     // OWLv2 (a vision model): 46% of its GPU time is softmax kernels, no token sampling.

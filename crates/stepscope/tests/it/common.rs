@@ -4,20 +4,14 @@ use std::path::PathBuf;
 use stepscope_ingest::{KinetoJsonOptions, ReadOptions, read_trace_file};
 use stepscope_model::Trace;
 
-/// `../shared/traces` beside the checkout (CI lays it out the same way).
+/// The folder the real traces are read from (the curated set, or the corpus in the corpus group).
 pub fn shared_traces() -> PathBuf {
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/traces");
-    assert!(
-        root.is_dir(),
-        "expected the shared traces at {}",
-        root.display()
-    );
-    root
+    stepscope_testdata::traces_dir()
 }
 
-/// A file under `../shared/traces`.
+/// A real trace, checked to exist (see `stepscope_testdata::trace`).
 pub fn shared(relative: &str) -> PathBuf {
-    shared_traces().join(relative)
+    stepscope_testdata::trace(relative)
 }
 
 /// Reads a shared trace with `threads` parse threads.

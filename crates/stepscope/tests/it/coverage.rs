@@ -21,6 +21,10 @@ fn statuses(coverage: &ReplayCoverage) -> Vec<ReplayStatus> {
     coverage.replays.iter().map(|r| r.status).collect()
 }
 
+#[cfg_attr(
+    not(feature = "corpus"),
+    ignore = "corpus group: bash scripts/fetch-traces.sh && cargo test --workspace --features corpus"
+)]
 #[test]
 fn shared_traces_are_complete_or_say_which_sizes_rest_on_one_replay() {
     let hta = coverage(HTA_GRAPHS);
@@ -58,6 +62,10 @@ fn shared_traces_are_complete_or_say_which_sizes_rest_on_one_replay() {
     );
 }
 
+#[cfg_attr(
+    not(feature = "corpus"),
+    ignore = "corpus group: bash scripts/fetch-traces.sh && cargo test --workspace --features corpus"
+)]
 #[test]
 fn capture_traces_give_no_replays() {
     for path in [

@@ -92,6 +92,10 @@ fn facts(trace: &Trace) -> Facts {
     }
 }
 
+#[cfg_attr(
+    not(feature = "corpus"),
+    ignore = "corpus group: bash scripts/fetch-traces.sh && cargo test --workspace --features corpus"
+)]
 #[test]
 fn every_manifest_row_matches() {
     let mut mismatches = Vec::new();
@@ -158,6 +162,10 @@ fn header_metadata_is_kept() {
     assert_eq!(trace.metadata.cuda_runtime_version, Some(12040));
 }
 
+#[cfg_attr(
+    not(feature = "corpus"),
+    ignore = "corpus group: bash scripts/fetch-traces.sh && cargo test --workspace --features corpus"
+)]
 #[test]
 fn same_result_at_one_and_two_threads() {
     for path in [

@@ -71,6 +71,10 @@ fn ms(duration: stepscope_model::Duration) -> f64 {
     duration.as_nanos() as f64 / 1e6
 }
 
+#[cfg_attr(
+    not(feature = "corpus"),
+    ignore = "corpus group: bash scripts/fetch-traces.sh && cargo test --workspace --features corpus"
+)]
 #[test]
 fn per_kernel_totals_equal_tracelens_kernel_summary() {
     // Every trace whose kernel_summary.csv lists kernels (xdit's lists ops instead).
@@ -233,6 +237,10 @@ fn memsets_under(trace: &Trace, category: &str) -> f64 {
         .sum()
 }
 
+#[cfg_attr(
+    not(feature = "corpus"),
+    ignore = "corpus group: bash scripts/fetch-traces.sh && cargo test --workspace --features corpus"
+)]
 #[test]
 fn categories_equal_tracelens_ops_summary_by_category_where_definitions_agree() {
     for case in CASES {
@@ -257,6 +265,10 @@ fn categories_equal_tracelens_ops_summary_by_category_where_definitions_agree() 
     }
 }
 
+#[cfg_attr(
+    not(feature = "corpus"),
+    ignore = "corpus group: bash scripts/fetch-traces.sh && cargo test --workspace --features corpus"
+)]
 #[test]
 fn where_definitions_differ_the_difference_is_the_named_one() {
     // Orphans: TraceLens leaves kernels without a launch call out; we count them by name.
@@ -298,6 +310,10 @@ fn where_definitions_differ_the_difference_is_the_named_one() {
     assert!((ms(norm.time_by_name()) - triton_norm).abs() < 1e-6);
 }
 
+#[cfg_attr(
+    not(feature = "corpus"),
+    ignore = "corpus group: bash scripts/fetch-traces.sh && cargo test --workspace --features corpus"
+)]
 #[test]
 fn convolution_counts_the_gemm_and_transpose_kernels_its_op_launches() {
     // MIOpen runs a convolution as a transpose, GEMM and transpose: by name 22.4 ms of
@@ -325,6 +341,10 @@ fn convolution_counts_the_gemm_and_transpose_kernels_its_op_launches() {
     );
 }
 
+#[cfg_attr(
+    not(feature = "corpus"),
+    ignore = "corpus group: bash scripts/fetch-traces.sh && cargo test --workspace --features corpus"
+)]
 #[test]
 fn every_stage_says_what_decided_its_categories() {
     use stepscope_analysis::passes::event_categories::DecidedBy;
@@ -381,6 +401,10 @@ fn every_stage_says_what_decided_its_categories() {
     }
 }
 
+#[cfg_attr(
+    not(feature = "corpus"),
+    ignore = "corpus group: bash scripts/fetch-traces.sh && cargo test --workspace --features corpus"
+)]
 #[test]
 fn replayed_kernels_take_the_category_of_the_ops_that_captured_them() {
     use stepscope_analysis::passes::capture_graphs::captured_graphs;

@@ -54,6 +54,10 @@ fn events_mut(doc: &mut Value) -> &mut Vec<Value> {
     doc["traceEvents"].as_array_mut().expect("object form")
 }
 
+#[cfg_attr(
+    not(feature = "corpus"),
+    ignore = "corpus group: bash scripts/fetch-traces.sh && cargo test --workspace --features corpus"
+)]
 #[test]
 fn no_pattern_on_any_unmodified_shared_trace() {
     let paths = WITH_REPLAYS.iter().map(|(_, p)| *p).chain(WITHOUT_REPLAYS);
@@ -169,6 +173,10 @@ fn stopped_at(doc: &TraceDoc, fraction: f64) -> HashSet<usize> {
         .collect()
 }
 
+#[cfg_attr(
+    not(feature = "corpus"),
+    ignore = "corpus group: bash scripts/fetch-traces.sh && cargo test --workspace --features corpus"
+)]
 #[test]
 fn gpu_recording_stopped_early_is_named_with_the_profilers_cure() {
     for (name, path) in WITH_REPLAYS {
@@ -209,6 +217,10 @@ fn gpu_recording_stopped_early_is_named_with_the_profilers_cure() {
     }
 }
 
+#[cfg_attr(
+    not(feature = "corpus"),
+    ignore = "corpus group: bash scripts/fetch-traces.sh && cargo test --workspace --features corpus"
+)]
 #[test]
 fn no_gpu_event_at_all_is_a_dead_profiler() {
     for (name, path) in WITH_REPLAYS {

@@ -66,6 +66,10 @@ fn a_step_annotation_taken_as_a_range_holds_the_steps_work() {
     assert_same_work(step, stage(&result, StageKey::Stage(Stage::Decode)));
 }
 
+#[cfg_attr(
+    not(feature = "corpus"),
+    ignore = "corpus group: bash scripts/fetch-traces.sh && cargo test --workspace --features corpus"
+)]
 #[test]
 fn profiler_step_range_equals_the_step_and_nested_ranges_lie_inside() {
     let trace =
@@ -94,6 +98,10 @@ fn profiler_step_range_equals_the_step_and_nested_ranges_lie_inside() {
     );
 }
 
+#[cfg_attr(
+    not(feature = "corpus"),
+    ignore = "corpus group: bash scripts/fetch-traces.sh && cargo test --workspace --features corpus"
+)]
 #[test]
 fn gpu_mirror_time_bounds_the_ranges_busy_time() {
     // ResNet training: the optimizer step's kernels run back to back, so its GPU mirror
@@ -126,6 +134,10 @@ fn gpu_mirror_time_bounds_the_ranges_busy_time() {
     assert_eq!(names[..2], ["convolution", "normalization"], "{names:?}");
 }
 
+#[cfg_attr(
+    not(feature = "corpus"),
+    ignore = "corpus group: bash scripts/fetch-traces.sh && cargo test --workspace --features corpus"
+)]
 #[test]
 fn no_match_lists_annotation_names_to_correct_the_pattern_by() {
     let trace = common::read("tracelens/tests/traces/mi300/resnet_act_checkpoint.json.gz");

@@ -185,6 +185,10 @@ fn every_removal_pattern_on_vllm_full_decode() {
     assert_eq!(check_trace(WITH_REPLAYS[3].0, WITH_REPLAYS[3].1), 12);
 }
 
+#[cfg_attr(
+    not(feature = "corpus"),
+    ignore = "corpus group: bash scripts/fetch-traces.sh && cargo test --workspace --features corpus"
+)]
 #[test]
 fn every_removal_pattern_on_xdit_with_its_capture() {
     assert_eq!(check_trace(WITH_REPLAYS[4].0, WITH_REPLAYS[4].1), 12);
