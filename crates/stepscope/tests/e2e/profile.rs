@@ -12,8 +12,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-/// The profile config `scripts/vllm-cpu.sh profile-config` writes (what the README tells a
-/// user to run): this venv's vLLM on `port`, pinned where the e2e harness pins servers
+/// The profile config `scripts/vllm-cpu.sh profile-config` writes (what docs/profile-loop.md
+/// tells a user to run): this venv's vLLM on `port`, pinned where the e2e harness pins servers
 /// (`STEPSCOPE_VLLM_SERVER_CPUS`), traces and results under `dir`; `extra_env` adds a line
 /// under `envs:` (another server, another fingerprint).
 fn config(dir: &Path, script: &Path, port: u16, extra_env: &str) -> PathBuf {
