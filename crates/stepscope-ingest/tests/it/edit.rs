@@ -1,4 +1,4 @@
-//! Real traces from `../shared/traces` loaded as JSON values, edited in a test, and read
+//! Real traces of the trace corpus loaded as JSON values, edited in a test, and read
 //! back: how the tests make damage that no public trace has.
 
 use crate::common::read;

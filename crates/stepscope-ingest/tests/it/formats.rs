@@ -1,4 +1,4 @@
-//! Every file in `../shared/traces` is detected as the format it really is (MANIFEST.md
+//! Every file of the trace corpus (`testdata/corpus.tsv`) is detected as the format it really is (testdata/SOURCES.md
 //! says which each one is), and nothing else is taken for a trace: the TraceLens reference
 //! CSVs and the manifest itself detect as no format.
 
@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use stepscope_ingest::{Input, TraceFormat, sqlite};
 
-/// The format MANIFEST.md gives the file, by its place in the folder.
+/// The format testdata/SOURCES.md gives the file, by its place in the folder.
 fn expected(name: &str) -> Option<TraceFormat> {
     let table = [
         "kernel_trace.csv",
@@ -66,7 +66,7 @@ fn every_shared_file_is_detected_as_its_real_format() {
             .entry(expected(&name).map_or("none", TraceFormat::name))
             .or_default() += 1;
     }
-    // MANIFEST.md: 4 rocprof CSV tables, 1 rocprofv3 JSON, 1 RPD, 1 rpd2tracing JSON,
+    // testdata/SOURCES.md: 4 rocprof CSV tables, 1 rocprofv3 JSON, 1 RPD, 1 rpd2tracing JSON,
     // 4 Nsight Systems SQLite, 29 Kineto JSON; the rest are TraceLens's reference CSVs.
     assert_eq!(found.get("rocprof-csv"), Some(&4), "{found:?}");
     assert_eq!(found.get("rocprof-json"), Some(&1), "{found:?}");

@@ -1,4 +1,4 @@
-//! Nsight Systems SQLite exports: the four real samples in `../shared/traces` (export schemas
+//! Nsight Systems SQLite exports: the four real samples of the trace corpus (`testdata/corpus.tsv`) (export schemas
 //! 2.9.1 to 3.25.0), each count pinned to an independent reading with SQL (sqlite3, the
 //! file opened read-only; the query is quoted above each number; `16777215` = `0xFFFFFF`),
 //! and a cut copy of one.

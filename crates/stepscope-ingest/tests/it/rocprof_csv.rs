@@ -1,4 +1,4 @@
-//! rocprofv3 CSV on the real samples in `../shared/traces`, each count pinned to an
+//! rocprofv3 CSV on the real samples of the trace corpus (`testdata/corpus.tsv`), each count pinned to an
 //! independent reading (Python's `csv.DictReader`, quoted in each test), and on tables
 //! derived from them in temp folders.
 

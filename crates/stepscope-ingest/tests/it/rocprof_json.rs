@@ -1,4 +1,4 @@
-//! rocprofv3 JSON on the real sample in `../shared/traces` (TraceLens's `908_results`, a
+//! rocprofv3 JSON on the real sample of the trace corpus (`testdata/corpus.tsv`) (TraceLens's `908_results`, a
 //! training run on an MI350X recorded with kernel tracing only), each count pinned to an
 //! independent reading with Python's `json` (quoted in each test).
 

@@ -1,4 +1,4 @@
-//! rocmProfileData on the real sample in `../shared/traces` (one run of a PyTorch matmul
+//! rocmProfileData on the real sample of the trace corpus (`testdata/corpus.tsv`) (one run of a PyTorch matmul
 //! script, as an RPD database), each count pinned to an independent reading with Python's
 //! `sqlite3` (the query is quoted in each test); and RPD files cut short.
 

@@ -208,7 +208,7 @@ fn duplicated_kernels_of_a_real_trace_are_dropped() {
     assert!(edited.damaged.is_empty());
 }
 
-/// Every real Kineto trace in `../shared/traces`: no damage, no duplicate, no unknown phase.
+/// Every real Kineto trace of the trace corpus (`testdata/corpus.tsv`): no damage, no duplicate, no unknown phase.
 /// (The rocprofv3 JSON there is another format and is skipped.)
 #[cfg_attr(
     not(feature = "corpus"),

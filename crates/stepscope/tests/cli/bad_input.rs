@@ -263,7 +263,7 @@ fn odd_inputs_exit_2_without_panicking() {
 
 #[test]
 fn an_sqlite_database_of_no_profiler_exits_2_with_a_hint() {
-    // Every real profiler file in ../shared/traces is read now; an SQLite database of some
+    // Every real profiler file of the trace corpus is read now; an SQLite database of some
     // other program (made here) is recognised as SQLite and refused with a hint.
     let dir = crate::common::tempdir();
     let path = dir.path().join("app.db");

@@ -1,6 +1,6 @@
 //! `stepscope env`: the real binary on typed versions, on the runtime-detection fixture
 //! trees of `stepscope-serving` (and on roots and pids that are not there), and on the
-//! headers of real traces from `../shared/traces`: HIP, CUDA by version, CUDA by device
+//! headers of real traces of the trace corpus: HIP, CUDA by version, CUDA by device
 //! names alone, and folders of traces of different runtimes.
 
 use crate::common::*;

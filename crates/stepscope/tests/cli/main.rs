@@ -1,5 +1,5 @@
 //! End-to-end tests of the `stepscope` binary: the real built binary on the real traces in
-//! `../shared/traces` (and files derived from them in temp folders), checking exit codes,
+//! the trace corpus (and files derived from them in temp folders), checking exit codes,
 //! messages, the JSON document, the CSV tables and golden outputs.
 
 mod bad_input;

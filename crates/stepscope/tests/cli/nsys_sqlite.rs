@@ -278,7 +278,7 @@ fn replays_read_from_an_nsight_export_match_the_same_run_read_from_json() {
     let db = nsys_export(&trace(VLLM_PIECEWISE), &dir.path().join("run.sqlite"));
     let (nsys, nsys_steps) = analyze(&db);
     let (json, json_steps) = analyze(&trace(VLLM_PIECEWISE));
-    // MANIFEST.md: 25 replays of 3 graphs (4 + 23 × 15 + 12 kernels), none short.
+    // testdata/SOURCES.md: 25 replays of 3 graphs (4 + 23 × 15 + 12 kernels), none short.
     assert_eq!(nsys["replays"], 25);
     assert_eq!(nsys["recorded_nodes"], 4 + 23 * 15 + 12);
     assert_same_replays(&nsys, &json);

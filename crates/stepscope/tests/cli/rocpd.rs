@@ -75,7 +75,7 @@ fn every_layout_gives_the_replays_steps_and_time_of_the_json() {
         let label = format!("{schema:?}, views {views}");
         assert_eq!(file["format"], "rocpd", "{label}");
         let c = &file["replay_coverage"];
-        // MANIFEST.md: 25 replays of 3 graphs (23 × 15 kernels, 12, 4).
+        // testdata/SOURCES.md: 25 replays of 3 graphs (23 × 15 kernels, 12, 4).
         assert_eq!(c["replays"], 25, "{label}");
         assert_eq!(c["recorded_nodes"], 23 * 15 + 12 + 4, "{label}");
         assert_same_replays(c, &json);

@@ -25,7 +25,7 @@ fn replays_read_from_rocprof_csv_match_the_same_run_read_from_json() {
     let kernels = rocprof_tables(&trace(VLLM_PIECEWISE), dir.path(), "4242_");
     let csv = replay_coverage(&kernels);
     let json = replay_coverage(&trace(VLLM_PIECEWISE));
-    // MANIFEST.md: 25 replays of 3 graphs.
+    // testdata/SOURCES.md: 25 replays of 3 graphs.
     assert_eq!(csv["replays"], 25);
     assert_same_replays(&csv, &json);
     // A folder holding the run's tables is one trace (its kernel table, the others with it).

@@ -29,7 +29,7 @@ fn replays_read_from_rpd_match_the_same_run_read_from_json() {
     let dir = tempdir();
     let rpd = rpd_from_kineto(&trace(VLLM_PIECEWISE), &dir.path().join("run.rpd"));
     let from_rpd = replay_coverage(&rpd);
-    // MANIFEST.md: 25 replays of 3 graphs (23 × 15 kernels, 12, 4).
+    // testdata/SOURCES.md: 25 replays of 3 graphs (23 × 15 kernels, 12, 4).
     assert_eq!(from_rpd["replays"], 25);
     assert_eq!(from_rpd["recorded_nodes"], 23 * 15 + 12 + 4);
     assert_same_replays(&from_rpd, &replay_coverage(&trace(VLLM_PIECEWISE)));

@@ -1,4 +1,4 @@
-//! Integration tests of stepscope on the real traces in `../shared/traces`.
+//! Integration tests of stepscope on the real traces of the trace corpus (`testdata/corpus.tsv`).
 
 mod breakdown;
 mod categories;

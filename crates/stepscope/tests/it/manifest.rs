@@ -1,4 +1,4 @@
-//! Every Kineto file in `../shared/traces`: the counts in its MANIFEST.md row come out of
+//! Every Kineto file of the trace corpus (`testdata/corpus.tsv`): the counts in its row in testdata/SOURCES.md come out of
 //! stepscope (events, kernels, graph launches, kernels per launch, orphan kernels, steps).
 //! `matmul_result.json` is not here: its manifest row counts Kineto categories, which
 //! rpd2tracing does not write (its GPU ops have no `cat`); it is read by the RPD JSON reader
@@ -16,7 +16,7 @@ struct Row {
     kernels: usize,
     graph_launches: usize,
     kernels_per_launch: &'static [(usize, usize)],
-    /// `None` where the MANIFEST row states no orphan count (then none are expected).
+    /// `None` where its testdata/SOURCES.md row states no orphan count (then none are expected).
     orphan_kernels: Option<u64>,
     steps: &'static [(&'static str, usize)],
 }
@@ -129,7 +129,7 @@ fn every_manifest_row_matches() {
 
 #[test]
 fn newer_vllm_step_annotations_are_steps_too() {
-    // The MANIFEST counts only the `execute_context_N(T)_generation_M(T)` form; vLLM on ROCm
+    // testdata/SOURCES.md counts only the `execute_context_N(T)_generation_M(T)` form; vLLM on ROCm
     // writes `execute_T_context_N(...)_generation_M(...)`, which stepscope reads as well.
     let trace =
         common::read("tracelens/tests/traces/inference/vllm_decode_full/graph_execution.json.gz");

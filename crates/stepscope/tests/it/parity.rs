@@ -1,5 +1,5 @@
 //! Parity with TraceLens's reference outputs for the same traces (`*_perf_report_csvs/`,
-//! `perf_csvs/` beside the TraceLens traces in `../shared/traces`).
+//! `perf_csvs/` beside the TraceLens traces of the trace corpus (`testdata/corpus.tsv`)).
 //!
 //! Per-kernel totals equal `kernel_summary.csv`; convolution, GEMM, normalization and
 //! attention equal `ops_summary_by_category.csv` where the definitions agree. Each
