@@ -228,6 +228,7 @@ fn row_header(kernels: bool) -> &'static [&'static str] {
     if kernels {
         &[
             "kernel",
+            "kernel_id",
             "category",
             "events",
             "time_us",
@@ -253,6 +254,7 @@ fn row_header(kernels: bool) -> &'static [&'static str] {
 fn row_record(mut record: Vec<String>, r: &Row, kernels: bool) -> Vec<String> {
     record.push(r.name.clone());
     if kernels {
+        record.push(r.id.clone().unwrap_or_default());
         record.push(r.category.clone());
     }
     record.extend([

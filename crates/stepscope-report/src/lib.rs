@@ -6,6 +6,7 @@ pub mod atomic;
 pub mod csv;
 pub mod html;
 pub mod json;
+pub mod kernel_id;
 pub mod parquet;
 pub mod perfetto;
 pub mod schema;

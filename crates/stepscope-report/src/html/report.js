@@ -90,6 +90,7 @@
     return [...counts].map(([n, c]) => (c > 1 ? c + " × " : "") + (n || "unnamed GPU")).join(", ");
   }
   function note(text) { return el("p", { class: "note" }, text); }
+  const KERNEL_ID_NOTE = "id: the first 6 hex digits of the SHA-256 of the kernel's full name, the same in the terminal, --json, --csv and --parquet, in analyze and diff, for every file and run.";
 
   // A table whose header cells sort it (numbers descending first, text ascending).
   function table(columns, rows, options) {
@@ -384,7 +385,8 @@
     const rows = [];
     for (const s of breakdown.stages) for (const k of s.kernels) rows.push({ stage: s.stage, ...k });
     return table([
-      { key: "stage", label: "stage" }, { key: "name", label: "kernel", mono: true },
+      { key: "stage", label: "stage" }, { key: "id", label: "id", mono: true },
+      { key: "name", label: "kernel", mono: true },
       { key: "category", label: "category" },
       { key: "events", label: "calls", num: true },
       { key: "time_us", label: "GPU time", num: true, fmt: micros },
@@ -398,7 +400,7 @@
     return el("div", {}, el("h2", {}, heading),
       el("p", { class: "note" }, `${micros(breakdown.total_gpu_time_us)} of GPU time recorded; stages ${method}.`),
       stageChart(breakdown), el("h3", {}, "By category"), categoryTable(breakdown),
-      el("h3", {}, "Top kernels (click a column to sort)"), kernelTable(breakdown));
+      el("h3", {}, "Top kernels (click a column to sort)"), kernelTable(breakdown), note(KERNEL_ID_NOTE));
   }
 
   // ---- per-file parts --------------------------------------------------------------
@@ -568,9 +570,10 @@
       el("span", {}, ` ${n.recorded_replays} of ${n.replays} graph replays recorded (${percent(n.coverage)})`));
   }
   function rowDeltas(rows, name, mono, id) {
-    const flat = rows.map((r) => ({ name: r.name, category: r.category, base: r.base.time_us, new: r.new.time_us,
+    const flat = rows.map((r) => ({ id: r.id, name: r.name, category: r.category, base: r.base.time_us, new: r.new.time_us,
       delta: r.delta_us, relative: r.relative, base_share: r.base.share, new_share: r.new.share }));
     const columns = [{ key: "name", label: name, mono }];
+    if (name !== "category") columns.unshift({ key: "id", label: "id", mono: true });
     if (name !== "category") columns.push({ key: "category", label: "category" });
     return table([
       ...columns,

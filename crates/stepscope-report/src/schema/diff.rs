@@ -161,6 +161,9 @@ impl SideAmount {
 pub struct RowDelta {
     /// Category name, or full kernel name.
     pub name: String,
+    /// A kernel row's short id ([`crate::kernel_id`]); absent on category rows.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
     /// Category (equal to `name` for a category row).
     pub category: String,
     /// Before.
@@ -301,6 +304,7 @@ impl DiffDocument {
 fn row_delta(row: &RowDiff, (base_whole, new_whole): (Duration, Duration)) -> RowDelta {
     RowDelta {
         name: text(&row.name),
+        id: None,
         category: row.category.clone(),
         base: SideAmount::new(row.base, base_whole),
         new: SideAmount::new(row.new, new_whole),
@@ -324,13 +328,17 @@ fn stage_delta(
     let wholes = (stage.base.time, stage.new.time);
     let rows =
         |rows: &[RowDiff]| -> Vec<RowDelta> { rows.iter().map(|r| row_delta(r, wholes)).collect() };
+    let kernel = |r: &RowDiff| RowDelta {
+        id: Some(crate::kernel_id::kernel_id(&r.name)),
+        ..row_delta(r, wholes)
+    };
     let one_side = |keep: fn(&RowDiff) -> bool, by_new: bool| -> Vec<RowDelta> {
         let mut found: Vec<&RowDiff> = stage.kernels.iter().filter(|r| keep(r)).collect();
         let time = |r: &RowDiff| if by_new { r.new.time } else { r.base.time };
         found.sort_by(|a, b| time(b).cmp(&time(a)).then_with(|| a.name.cmp(&b.name)));
-        found.into_iter().map(|r| row_delta(r, wholes)).collect()
+        found.into_iter().map(kernel).collect()
     };
-    let (kernels, kernels_left_out) = first(rows(&stage.kernels), limit);
+    let (kernels, kernels_left_out) = first(stage.kernels.iter().map(kernel).collect(), limit);
     let (appeared, appeared_left_out) = first(one_side(RowDiff::appeared, true), limit);
     let (vanished, vanished_left_out) = first(one_side(RowDiff::vanished, false), limit);
     let name = stage.stage.as_str();

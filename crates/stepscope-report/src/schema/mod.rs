@@ -259,7 +259,7 @@ impl Ranges {
                     busy_time_us: micros(r.busy_time),
                     categorised_by: CategorisedBy::new(&r.decided),
                     categories: time_rows(&r.categories, r.gpu_time, usize::MAX),
-                    kernels: time_rows(&r.kernels, r.gpu_time, top),
+                    kernels: kernel_rows(&r.kernels, r.gpu_time, top),
                 })
                 .collect(),
             other_names: breakdown.other_names.iter().map(|n| text(n)).collect(),
@@ -489,6 +489,9 @@ impl CategorisedBy {
 pub struct Row {
     /// Category or kernel name.
     pub name: String,
+    /// A kernel row's short id ([`crate::kernel_id`]); absent on category rows.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
     /// Category.
     pub category: String,
     /// GPU events.
@@ -526,12 +529,22 @@ impl Breakdown {
     }
 }
 
+/// The first `limit` kernel rows, shares of `whole`, each with its id.
+fn kernel_rows(rows: &[TimeRow], whole: Duration, limit: usize) -> Vec<Row> {
+    let mut out = time_rows(rows, whole, limit);
+    for (row, source) in out.iter_mut().zip(rows) {
+        row.id = Some(crate::kernel_id::kernel_id(&source.name));
+    }
+    out
+}
+
 /// The first `limit` rows, shares of `whole`.
 fn time_rows(rows: &[TimeRow], whole: Duration, limit: usize) -> Vec<Row> {
     rows.iter()
         .take(limit)
         .map(|r| Row {
             name: text(&r.name),
+            id: None,
             category: r.category.clone(),
             events: r.events,
             time_us: micros(r.time),
@@ -565,7 +578,7 @@ fn stage(summary: &StageSummary, total: Duration, top: usize) -> Stage {
         missing_work_high_us: summary.missing_work.high.map(micros),
         categorised_by: CategorisedBy::new(&summary.decided),
         categories: rows(&summary.categories, usize::MAX),
-        kernels: rows(&summary.kernels, top),
+        kernels: kernel_rows(&summary.kernels, summary.gpu_time, top),
     }
 }
 

@@ -2,7 +2,8 @@
 //! and why, then per stage the time before and after, by category and by kernel.
 
 use super::{
-    TerminalOptions, distinct_names, micros_text, new_table, percent, right_align, truncate_middle,
+    KERNEL_COLUMN, TerminalOptions, kernel_id_note, kernel_names, micros_text, new_table, percent,
+    right_align,
 };
 use super::{completeness_text, verdict_word};
 use crate::schema::count;
@@ -53,6 +54,11 @@ pub fn render_diff(document: &DiffDocument, options: &TerminalOptions) -> String
     let _ = writeln!(out, "\n{}", stage_table(&document.stages, options));
     for stage in &document.stages {
         render_stage(&mut out, stage, options);
+    }
+    let kernels =
+        |s: &StageDelta| !(s.kernels.is_empty() && s.appeared.is_empty() && s.vanished.is_empty());
+    if document.stages.iter().any(kernels) {
+        kernel_id_note(&mut out);
     }
     out
 }
@@ -181,6 +187,7 @@ fn render_kernels(out: &mut String, stage: &StageDelta, options: &TerminalOption
     let mut table = new_table(
         options,
         &[
+            "id",
             "kernel (largest change first)",
             "category",
             "base",
@@ -190,8 +197,10 @@ fn render_kernels(out: &mut String, stage: &StageDelta, options: &TerminalOption
         ],
     );
     let names: Vec<&str> = shown.iter().map(|r| r.name.as_str()).collect();
-    for (row, name) in shown.iter().zip(distinct_names(&names, 64)) {
+    let labels = kernel_names::kernel_labels(&names, KERNEL_COLUMN, options.wide);
+    for (row, name) in shown.iter().zip(labels) {
         table.add_row(vec![
+            row.id.clone().unwrap_or_default(),
             name,
             row.category.clone(),
             micros_text(row.base.time_us),
@@ -200,7 +209,7 @@ fn render_kernels(out: &mut String, stage: &StageDelta, options: &TerminalOption
             relative_text(row.relative, row.new.time_us),
         ]);
     }
-    right_align(&mut table, 2);
+    right_align(&mut table, 3);
     let _ = writeln!(out, "{table}");
     let more = stage.kernels.len() - shown.len() + stage.kernels_left_out;
     if more > 0 {
@@ -241,12 +250,15 @@ fn one_sided(
         return;
     }
     let _ = writeln!(out, "{} {what}:", count(total as u32, "kernel"));
-    for row in rows.iter().take(options.top_kernels) {
+    let shown: Vec<&RowDelta> = rows.iter().take(options.top_kernels).collect();
+    let names: Vec<&str> = shown.iter().map(|r| r.name.as_str()).collect();
+    let labels = kernel_names::kernel_labels(&names, 96, options.wide);
+    for (row, label) in shown.iter().zip(labels) {
         let amount = if new_side { &row.new } else { &row.base };
         let _ = writeln!(
             out,
-            "  {} [{}]: {} in {} events",
-            truncate_middle(&row.name, 96),
+            "  {} {label} [{}]: {} in {} events",
+            row.id.as_deref().unwrap_or_default(),
             row.category,
             micros_text(amount.time_us),
             amount.events

@@ -1,13 +1,16 @@
 //! Terminal report: the verdict first, then the numbers behind it.
 
 mod diff;
+pub(crate) mod kernel_names;
 mod ranges;
 mod verdict;
 
 pub use diff::render_diff;
 pub use verdict::{completeness_text, finding_text, ranges, share_range, verdict_word};
 
-use crate::schema::{Breakdown, CategorisedBy, Combined, Document, FileReport, Row, Stage, count};
+use crate::schema::{
+    Breakdown, CategorisedBy, Combined, Document, FileReport, Ranges, Row, Stage, count,
+};
 use comfy_table::{
     CellAlignment, ColumnConstraint, ContentArrangement, Table, Width, presets::UTF8_FULL_CONDENSED,
 };
@@ -37,6 +40,8 @@ pub struct TerminalOptions {
     pub findings: usize,
     /// How wide tables may be. Default: unbounded (pipes and files).
     pub width: TableWidth,
+    /// Whole kernel names, never cut. Default: `false` (cut to 64 characters).
+    pub wide: bool,
 }
 
 impl Default for TerminalOptions {
@@ -46,6 +51,7 @@ impl Default for TerminalOptions {
             top_kernels: 10,
             findings: 3,
             width: TableWidth::Unbounded,
+            wide: false,
         }
     }
 }
@@ -60,6 +66,12 @@ impl TerminalOptions {
     /// With a table width.
     pub fn with_width(mut self, width: TableWidth) -> Self {
         self.width = width;
+        self
+    }
+
+    /// With whole kernel names (`--wide`).
+    pub fn with_wide(mut self, wide: bool) -> Self {
+        self.wide = wide;
         self
     }
 
@@ -104,7 +116,34 @@ pub fn render(document: &Document, options: &TerminalOptions) -> String {
             ranges::render_ranges(&mut out, found, options);
         }
     }
+    if shows_kernels(document) {
+        kernel_id_note(&mut out);
+    }
     out
+}
+
+/// Whether any kernel table is printed (then the ids are explained once, at the end).
+fn shows_kernels(document: &Document) -> bool {
+    let in_breakdown = |b: &Breakdown| b.stages.iter().any(|s| !s.kernels.is_empty());
+    let in_ranges = |r: &Ranges| r.ranges.iter().any(|r| !r.kernels.is_empty());
+    let files = document
+        .files
+        .iter()
+        .any(|f| in_breakdown(&f.breakdown) || f.ranges.as_ref().is_some_and(in_ranges));
+    let combined = document.combined.as_ref().is_some_and(|c| {
+        c.breakdown.as_ref().is_some_and(in_breakdown) || c.ranges.as_ref().is_some_and(in_ranges)
+    });
+    files || combined
+}
+
+/// The footer under kernel tables: what the `id` column is.
+pub(crate) fn kernel_id_note(out: &mut String) {
+    let _ = writeln!(
+        out,
+        "
+{}",
+        crate::kernel_id::KERNEL_ID_NOTE
+    );
 }
 
 fn render_file(out: &mut String, file: &FileReport, options: &TerminalOptions) {
@@ -408,12 +447,16 @@ fn render_rows(
     let _ = writeln!(out, "{table}");
     let mut table = new_table(
         options,
-        &["kernel", "category", "time", "share", "events", "mean"],
+        &[
+            "id", "kernel", "category", "time", "share", "events", "mean",
+        ],
     );
     let shown: Vec<&Row> = kernels.iter().take(options.top_kernels).collect();
     let names: Vec<&str> = shown.iter().map(|r| r.name.as_str()).collect();
-    for (row, name) in shown.iter().zip(distinct_names(&names, 64)) {
+    let labels = kernel_names::kernel_labels(&names, KERNEL_COLUMN, options.wide);
+    for (row, name) in shown.iter().zip(labels) {
         table.add_row(vec![
+            row.id.clone().unwrap_or_default(),
             name,
             row.category.clone(),
             micros_text(row.time_us),
@@ -422,9 +465,12 @@ fn render_rows(
             micros_text(row.mean_us),
         ]);
     }
-    right_align(&mut table, 2);
+    right_align(&mut table, 3);
     let _ = writeln!(out, "{table}");
 }
+
+/// Characters of a kernel name shown in a table (whole names with `--wide`).
+pub(crate) const KERNEL_COLUMN: usize = 64;
 
 /// The share of a row's time that its launching CPU ops categorised (the rest, the
 /// kernels' names), or `-` when none did.
@@ -434,30 +480,6 @@ fn by_op_text(row: &Row) -> String {
     } else {
         percent(row.time_by_op_us / row.time_us)
     }
-}
-
-/// Kernel names cut to `max` characters keeping both ends; where two cut names would
-/// read the same, each gets its row number in the JSON `kernels` list (`[#3]`).
-fn distinct_names(names: &[&str], max: usize) -> Vec<String> {
-    let cut: Vec<String> = names.iter().map(|n| truncate_middle(n, max)).collect();
-    cut.iter()
-        .enumerate()
-        .map(|(index, name)| {
-            let clash = cut
-                .iter()
-                .enumerate()
-                .any(|(other, n)| other != index && n == name && names[other] != names[index]);
-            if clash {
-                format!(
-                    "{} [#{}]",
-                    truncate_middle(names[index], max - 6),
-                    index + 1
-                )
-            } else {
-                name.clone()
-            }
-        })
-        .collect()
 }
 
 fn render_import(out: &mut String, file: &FileReport) {

@@ -65,6 +65,8 @@ pub struct AnalyzeSettings {
     pub read: ReadOptions,
     /// Kernels per stage.
     pub top: usize,
+    /// Whole kernel names in the terminal (`--wide`).
+    pub wide: bool,
     /// Colour.
     pub color: bool,
     /// Progress bar.
@@ -91,6 +93,7 @@ impl AnalyzeSettings {
             range: None,
             read: ReadOptions::default(),
             top: 10,
+            wide: false,
             color: false,
             progress: false,
         }
@@ -113,6 +116,7 @@ impl AnalyzeSettings {
             reading,
             top,
             color,
+            wide,
             no_progress,
         } = args;
         let categories_path = reading.categories.clone();
@@ -151,6 +155,7 @@ impl AnalyzeSettings {
             range,
             read,
             top,
+            wide,
             color: output::use_color(color),
             progress: !no_progress,
         })
@@ -498,6 +503,7 @@ pub fn emit(document: &Document, settings: &AnalyzeSettings) -> anyhow::Result<(
         let options = TerminalOptions::default()
             .with_color(settings.color)
             .with_top_kernels(settings.top)
+            .with_wide(settings.wide)
             .with_width(output::table_width());
         output::print(&stepscope_report::terminal::render(document, &options))?;
     }
@@ -662,6 +668,10 @@ pub struct AnalyzeArgs {
     /// Kernels listed per stage.
     #[arg(long, default_value_t = 10, value_name = "N")]
     pub top: usize,
+    /// Whole kernel names in the terminal's tables (by default they are cut to 64 characters,
+    /// keeping the parts that tell them apart; the `id` column is the same either way).
+    #[arg(long)]
+    pub wide: bool,
     /// Colour the terminal report.
     #[arg(long, value_enum, default_value_t = ColorChoice::Auto)]
     pub color: ColorChoice,

@@ -48,6 +48,10 @@ pub struct DiffArgs {
     /// Kernels listed per stage in the terminal (the JSON keeps max(N, 50)).
     #[arg(long, default_value_t = 10, value_name = "N")]
     pub top: usize,
+    /// Whole kernel names in the terminal's tables (by default they are cut to 64 characters,
+    /// keeping the parts that tell them apart; the `id` column is the same either way).
+    #[arg(long)]
+    pub wide: bool,
     /// Colour the terminal report.
     #[arg(long, value_enum, default_value_t = ColorChoice::Auto)]
     pub color: ColorChoice,
@@ -76,6 +80,7 @@ struct DiffSettings {
     force: bool,
     html: Option<PathBuf>,
     top: usize,
+    wide: bool,
     color: bool,
     progress: bool,
 }
@@ -92,6 +97,7 @@ impl DiffSettings {
             reading,
             top,
             color,
+            wide,
             no_progress,
         } = args;
         let categories_path = reading.categories.clone();
@@ -123,6 +129,7 @@ impl DiffSettings {
             force,
             html,
             top,
+            wide,
             color: output::use_color(color),
             progress: !no_progress,
         })
@@ -421,6 +428,7 @@ fn emit(document: &DiffDocument, settings: &DiffSettings) -> anyhow::Result<()> 
         let options = TerminalOptions::default()
             .with_color(settings.color)
             .with_top_kernels(settings.top)
+            .with_wide(settings.wide)
             .with_width(output::table_width());
         output::print(&stepscope_report::terminal::render_diff(document, &options))?;
     }

@@ -73,7 +73,7 @@ fn headers() -> Vec<(&'static str, String)> {
         ),
         (
             "kernels.csv",
-            "file,stage,kernel,category,events,time_us,share,mean_us,events_by_op,time_by_op_us".to_owned(),
+            "file,stage,kernel,kernel_id,category,events,time_us,share,mean_us,events_by_op,time_by_op_us".to_owned(),
         ),
     ]
 }
@@ -160,6 +160,20 @@ fn rows_agree_with_the_json(
                 counter.name
             );
         }
+    }
+    // Kernel rows carry the JSON's ids, which are the SHA-256 of the names (checked against
+    // the shell's sha256sum in the kernel id unit test).
+    let json_kernels: Vec<&Value> = files
+        .iter()
+        .flat_map(|f| f["breakdown"]["stages"].as_array().expect("stages"))
+        .flat_map(|s| s["kernels"].as_array().expect("kernels"))
+        .collect();
+    let kernel_rows = &tables["kernels.csv"][1..];
+    assert_eq!(kernel_rows.len(), json_kernels.len());
+    for (row, kernel) in kernel_rows.iter().zip(json_kernels) {
+        assert_eq!(row[2], kernel["name"].as_str().expect("name"));
+        assert_eq!(row[3], kernel["id"].as_str().expect("a kernel row's id"));
+        assert_eq!(row[3], stepscope_report::kernel_id::kernel_id(&row[2]));
     }
 }
 

@@ -100,7 +100,7 @@ fn color_never_has_no_escapes_and_always_has_them() {
 
 /// Kernel rows of the first stage's kernel table in the terminal report.
 fn kernel_rows(out: &str) -> usize {
-    let start = out.find("│ kernel ").expect("a kernel table");
+    let start = out.find("│ id ").expect("a kernel table");
     out[start..]
         .lines()
         .skip(2)
@@ -201,7 +201,7 @@ fn range_breaks_down_matching_annotations_in_every_output() {
     );
     for (name, header) in [
         ("range_categories.csv", "file,range,category,"),
-        ("range_kernels.csv", "file,range,kernel,category,"),
+        ("range_kernels.csv", "file,range,kernel,kernel_id,category,"),
     ] {
         let text = std::fs::read_to_string(out.join(name)).expect(name);
         assert!(text.starts_with(header), "{name}: {text:.80}");
