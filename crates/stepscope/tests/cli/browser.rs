@@ -67,9 +67,11 @@ pub fn render(page: &Path) -> Rendered {
 pub fn render_at(page: &Path, fragment: &str) -> Rendered {
     let out = headless(&["--dump-dom"], page, fragment);
     let stderr = String::from_utf8_lossy(&out.stderr);
+    // The page's messages only: Chromium's own pages (`source: chrome://…`) log too, e.g.
+    // "Slow network is detected" when a built-in font loads slowly on a busy or offline host.
     let console: Vec<String> = stderr
         .lines()
-        .filter(|line| line.contains(":CONSOLE"))
+        .filter(|line| line.contains(":CONSOLE") && !line.contains("source: chrome://"))
         .map(str::to_owned)
         .collect();
     let dom = String::from_utf8(out.stdout).expect("the DOM is UTF-8");
