@@ -181,7 +181,7 @@ pub(crate) fn read_pieces(
 }
 
 fn mark_partial(builder: &mut TraceBuilder, failure: &ParseFailure) {
-    crate::mark_truncated(builder, failure.offset);
+    crate::common::mark_truncated(builder, failure.offset);
 }
 
 fn read_events(
