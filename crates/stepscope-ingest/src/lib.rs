@@ -11,6 +11,13 @@
 //!
 //! let trace = read_trace_file("trace.json.gz".as_ref(), &ReadOptions::default())?;
 //! println!("{} GPU events", trace.gpu.len());
+//!
+//! // A file cut short: the events before the break, the trace marked partial.
+//! let options = ReadOptions::default().with_allow_truncated(true).with_threads(2);
+//! let partial = read_trace_file("cut.json.gz".as_ref(), &options)?;
+//! if let Some(byte) = partial.stats.truncated_at_byte {
+//!     println!("read up to byte {byte}");
+//! }
 //! # Ok::<(), stepscope_ingest::IngestError>(())
 //! ```
 //!

@@ -81,7 +81,7 @@ fn read_compressed(
         // Pieces read go back to be filled again: fresh ones cost a page fault per 4 KiB
         // and zeroing, on the inflating thread that bounds the whole read. Room for every
         // piece there can be: waiting, inflating, gathered, and two a thread being parsed.
-        let circulating = PIECES_WAITING + 2 + 2 * options.kineto.thread_count();
+        let circulating = PIECES_WAITING + 2 + 2 * options.thread_count();
         let (returned, recycled) = std::sync::mpsc::sync_channel::<Vec<u8>>(circulating);
         let piece = options.kineto.segment_size();
         let inflater = scope.spawn(move || {
@@ -126,7 +126,7 @@ fn read_compressed(
             None => (produced, failure),
         };
         let partial = match failure {
-            Some(failure) if !options.kineto.allow_truncated => {
+            Some(failure) if !options.allow_truncated => {
                 return Err(failure.into_error(path, produced));
             }
             failure => failure.map(|failure| failure.compressed_offset),
@@ -247,7 +247,7 @@ fn stream_kineto(
     let mut builder = TraceBuilder::new();
     builder.metadata_mut().format = Some(TraceFormat::KinetoJson.name());
     let mut all = std::iter::once(head).chain(rest);
-    kineto_json::read_pieces(&mut all, recycle, &options.kineto, &mut builder)
+    kineto_json::read_pieces(&mut all, recycle, options, &mut builder)
         .map_err(IngestError::from_read_failure)?;
     validate::validate(&mut builder);
     Ok(builder.finish())
@@ -341,7 +341,7 @@ pub fn read_inputs(inputs: &[Input<'_>], options: &ReadOptions) -> Result<Trace,
     let format = match options.format {
         Some(format) => format,
         None if first.bytes.starts_with(sqlite::MAGIC) => {
-            detect_database(first, options.kineto.allow_truncated)?
+            detect_database(first, options.allow_truncated)?
         }
         None => detect_format(first.bytes)?,
     };

@@ -160,7 +160,7 @@ impl TraceReader for KinetoJsonReader {
         builder: &mut TraceBuilder,
     ) -> Result<(), IngestError> {
         for input in inputs {
-            kineto_json::read(input.bytes, &options.kineto, builder)
+            kineto_json::read(input.bytes, options, builder)
                 .map_err(IngestError::from_read_failure)?;
         }
         Ok(())
@@ -189,7 +189,7 @@ impl TraceReader for RocprofCsvReader {
                 path: input.path,
             })
             .collect();
-        rocprof_csv::read_tables(&tables, options.kineto.allow_truncated, builder)
+        rocprof_csv::read_tables(&tables, options.allow_truncated, builder)
     }
 }
 
@@ -207,7 +207,7 @@ impl TraceReader for RpdSqliteReader {
         options: &ReadOptions,
         builder: &mut TraceBuilder,
     ) -> Result<(), IngestError> {
-        let db = sqlite::open(first_input(inputs)?, options.kineto.allow_truncated)?;
+        let db = sqlite::open(first_input(inputs)?, options.allow_truncated)?;
         rpd_sqlite::read(&db, builder)
     }
 }
@@ -226,7 +226,7 @@ impl TraceReader for RpdJsonReader {
         options: &ReadOptions,
         builder: &mut TraceBuilder,
     ) -> Result<(), IngestError> {
-        let allow_truncated = options.kineto.allow_truncated;
+        let allow_truncated = options.allow_truncated;
         let input = first_input(inputs)?;
         match input.path {
             Some(path) => rpd_json::read_file(path, input.bytes, allow_truncated, builder),
@@ -271,7 +271,7 @@ impl TraceReader for NsysSqliteReader {
         options: &ReadOptions,
         builder: &mut TraceBuilder,
     ) -> Result<(), IngestError> {
-        let db = sqlite::open(first_input(inputs)?, options.kineto.allow_truncated)?;
+        let db = sqlite::open(first_input(inputs)?, options.allow_truncated)?;
         nsys_sqlite::read(&db, builder)
     }
 }
@@ -290,7 +290,7 @@ impl TraceReader for RocpdReader {
         options: &ReadOptions,
         builder: &mut TraceBuilder,
     ) -> Result<(), IngestError> {
-        let db = sqlite::open(first_input(inputs)?, options.kineto.allow_truncated)?;
+        let db = sqlite::open(first_input(inputs)?, options.allow_truncated)?;
         rocpd_sqlite::read(&db, builder)
     }
 }
