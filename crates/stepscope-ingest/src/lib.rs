@@ -33,7 +33,9 @@
 //!   [`read_inputs`], [`read_kineto_stream`];
 //! - `options`: [`ReadOptions`], the settings of a read;
 //! - `common`: helpers the readers share; `validate`: the checks every trace read goes
-//!   through; `source`, `gzip`, `priority`: decompression and its threads.
+//!   through; `source`, `gzip`, `priority`: decompression and its threads;
+//! - `probes`, with the `bench-probes` feature only (stepscope-dev turns it on): parts of a
+//!   read the benchmarks time on their own (`inflate_only`).
 #![warn(missing_docs)]
 
 mod common;
@@ -44,6 +46,7 @@ pub mod nsys_sqlite;
 mod options;
 mod pipeline;
 mod priority;
+#[cfg(feature = "bench-probes")]
 mod probes;
 mod registry;
 pub mod rocpd_sqlite;
@@ -59,6 +62,7 @@ pub use error::IngestError;
 pub use kineto_json::KinetoJsonOptions;
 pub use options::ReadOptions;
 pub use pipeline::{read_inputs, read_kineto_stream, read_trace_bytes, read_trace_file};
+#[cfg(feature = "bench-probes")]
 pub use probes::inflate_only;
 pub use registry::{
     Input, KinetoJsonReader, NsysSqliteReader, RocpdReader, RocprofCsvReader, RocprofJsonReader,

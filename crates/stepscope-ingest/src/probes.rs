@@ -1,4 +1,5 @@
-//! Probes for the benchmarks: parts of a read timed on their own.
+//! Probes for the benchmarks: parts of a read timed on their own. Compiled with the
+//! `bench-probes` feature only, which stepscope-dev (the benchmarks' tools) turns on.
 
 use crate::pipeline::map_path;
 use crate::{Compression, IngestError, KinetoJsonOptions, source};

@@ -1,7 +1,8 @@
 //! `cargo install --path crates/stepscope` installs what the package builds as binaries:
 //! exactly one, `stepscope` (the developer tools live in `stepscope-dev`), and builds nothing
-//! that exists for tests (the synthetic-trace writers, the test server). Read from
-//! `cargo metadata`, which lists the targets and dependencies `cargo install` would build.
+//! that exists for tests (the synthetic-trace writers, the test server) or benchmarks (the
+//! probes of stepscope-ingest's `bench-probes` feature). Read from `cargo metadata`, which
+//! lists the targets and dependencies `cargo install` would build.
 
 use crate::common::repo;
 use std::process::Command;
@@ -54,4 +55,22 @@ fn the_user_facing_package_builds_exactly_one_binary() {
         assert!(!built.contains(&test_only), "{test_only} in {built:?}");
     }
     assert!(built.contains(&"stepscope-demo"), "{built:?}");
+    // Only the developer tools turn the benchmark probes on: no crate the binary builds does.
+    let probing: Vec<&str> = metadata["packages"]
+        .as_array()
+        .expect("packages")
+        .iter()
+        .filter(|p| {
+            p["dependencies"].as_array().is_some_and(|deps| {
+                deps.iter().any(|d| {
+                    d["name"] == "stepscope-ingest"
+                        && d["features"]
+                            .as_array()
+                            .is_some_and(|f| f.iter().any(|f| f == "bench-probes"))
+                })
+            })
+        })
+        .filter_map(|p| p["name"].as_str())
+        .collect();
+    assert!(probing.iter().all(|p| *p == "stepscope-dev"), "{probing:?}");
 }
