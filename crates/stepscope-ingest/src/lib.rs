@@ -1,5 +1,5 @@
 //! Trace readers for stepscope: one module per profiler format, all writing the
-//! [`stepscope_model`] event model through a [`TraceBuilder`].
+//! [`stepscope_model`] event model through a [`TraceBuilder`](stepscope_model::TraceBuilder).
 //!
 //! Formats ([`TraceFormat`], one module each, detected from the content): Kineto (PyTorch
 //! profiler) Chrome-trace JSON, rocprofv3 CSV tables, JSON and SQLite database (rocpd),

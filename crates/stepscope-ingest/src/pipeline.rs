@@ -326,7 +326,8 @@ fn mark_inflate_partial(trace: &mut Trace, compressed_offset: u64) {
 ///
 /// Whatever the format, the events read then go through the same checks: events whose time
 /// lies orders of magnitude outside the span of the rest of the trace, or where no clock
-/// writes one whatever the trace's size, are refused (kept in [`Trace::damaged`]) and exact copies of a GPU event are dropped (counted).
+/// writes one whatever the trace's size, are refused (kept in [`Trace::damaged`]) and exact
+/// copies of a GPU event are dropped (counted).
 pub fn read_trace_bytes(bytes: &[u8], options: &ReadOptions) -> Result<Trace, IngestError> {
     read_inputs(&[Input::bytes("input", bytes)], options)
 }

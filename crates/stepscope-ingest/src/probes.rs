@@ -5,11 +5,11 @@ use crate::pipeline::map_path;
 use crate::{Compression, IngestError, KinetoJsonOptions, source};
 use std::path::Path;
 
-/// Inflates a file as [`read_trace_file`] does (the same decoder, in pieces of the same
-/// size, one buffer filled again and again) and drops the text: how many bytes came out.
-/// What inflating alone costs, the floor under reading a compressed trace on two cores
-/// (`scripts/bench-analyze.sh` times it beside HolisticTraceAnalysis). A plain file is
-/// read through as it is.
+/// Inflates a file as [`read_trace_file`](crate::read_trace_file) does (the same decoder,
+/// in pieces of the same size, one buffer filled again and again) and drops the text: how
+/// many bytes came out. What inflating alone costs, the floor under reading a compressed
+/// trace on two cores (`scripts/bench-analyze.sh` times it beside HolisticTraceAnalysis). A
+/// plain file is read through as it is.
 pub fn inflate_only(path: &Path) -> Result<u64, IngestError> {
     let mapped = map_path(path)?;
     let compression = Compression::detect(&mapped);

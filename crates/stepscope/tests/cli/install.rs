@@ -7,8 +7,8 @@
 use crate::common::repo;
 use std::process::Command;
 
-#[test]
-fn the_user_facing_package_builds_exactly_one_binary() {
+/// The workspace's packages, their targets and declared dependencies.
+fn workspace_metadata() -> serde_json::Value {
     let output = Command::new(env!("CARGO"))
         .args([
             "metadata",
@@ -25,7 +25,12 @@ fn the_user_facing_package_builds_exactly_one_binary() {
         "{}",
         String::from_utf8_lossy(&output.stderr)
     );
-    let metadata: serde_json::Value = serde_json::from_slice(&output.stdout).expect("JSON");
+    serde_json::from_slice(&output.stdout).expect("JSON")
+}
+
+#[test]
+fn the_user_facing_package_builds_exactly_one_binary() {
+    let metadata = workspace_metadata();
     let package = metadata["packages"]
         .as_array()
         .expect("packages")
@@ -55,7 +60,13 @@ fn the_user_facing_package_builds_exactly_one_binary() {
         assert!(!built.contains(&test_only), "{test_only} in {built:?}");
     }
     assert!(built.contains(&"stepscope-demo"), "{built:?}");
-    // Only the developer tools turn the benchmark probes on: no crate the binary builds does.
+}
+
+/// Only the developer tools (never installed, checked above) turn stepscope-ingest's
+/// benchmark probes on, so no crate the binary builds compiles them.
+#[test]
+fn only_the_developer_tools_turn_the_benchmark_probes_on() {
+    let metadata = workspace_metadata();
     let probing: Vec<&str> = metadata["packages"]
         .as_array()
         .expect("packages")
