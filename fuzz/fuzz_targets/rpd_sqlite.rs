@@ -4,13 +4,13 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use stepscope_ingest::{IngestError, KinetoJsonOptions, ReadOptions, TraceFormat, read_trace_bytes};
+use stepscope_ingest::{IngestError, ReadOptions, TraceFormat, read_trace_bytes};
 
 fuzz_target!(|data: &[u8]| {
     for allow in [false, true] {
         let options = ReadOptions::default()
             .with_format(Some(TraceFormat::RpdSqlite))
-            .with_kineto(KinetoJsonOptions::default().with_allow_truncated(allow));
+            .with_allow_truncated(allow);
         match read_trace_bytes(data, &options) {
             Ok(trace) => {
                 assert!(trace.gpu.duration.iter().all(|d| d.as_nanos() >= 0));

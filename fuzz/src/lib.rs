@@ -7,18 +7,14 @@
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use stepscope_ingest::{
-    IngestError, KinetoJsonOptions, ReadOptions, read_trace_bytes, read_trace_file,
-};
+use stepscope_ingest::{IngestError, ReadOptions, read_trace_bytes, read_trace_file};
 use stepscope_model::Trace;
 
 /// Read options with `threads` parse threads.
 pub fn options(threads: usize, allow_truncated: bool) -> ReadOptions {
-    ReadOptions::default().with_kineto(
-        KinetoJsonOptions::default()
-            .with_threads(threads)
-            .with_allow_truncated(allow_truncated),
-    )
+    ReadOptions::default()
+        .with_threads(threads)
+        .with_allow_truncated(allow_truncated)
 }
 
 /// Where two traces first differ, or `None` when every column is the same.

@@ -6,7 +6,7 @@
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use std::io::Read;
 use std::path::{Path, PathBuf};
-use stepscope_ingest::{KinetoJsonOptions, ReadOptions, read_trace_bytes};
+use stepscope_ingest::{ReadOptions, read_trace_bytes};
 
 /// A real trace: the curated set or the corpus (`scripts/fetch-traces.sh`).
 fn shared(relative: &str) -> PathBuf {
@@ -45,8 +45,7 @@ fn bench(c: &mut Criterion) {
         let bytes = inflate(&path);
         group.throughput(Throughput::Bytes(bytes.len() as u64));
         for threads in [1, 2] {
-            let options = ReadOptions::default()
-                .with_kineto(KinetoJsonOptions::default().with_threads(threads));
+            let options = ReadOptions::default().with_threads(threads);
             group.bench_function(format!("{name}/{threads}t"), |b| {
                 b.iter(|| read_trace_bytes(&bytes, &options).expect("parses"))
             });

@@ -170,7 +170,7 @@ pub fn read_file(
     bytes: &[u8],
     builder: &mut TraceBuilder,
 ) -> Result<(), IngestError> {
-    let source = crate::open_buffered(path)?;
+    let source = crate::common::open_buffered(path)?;
     let document = serde_json::from_reader(source).map_err(|e| json_error(bytes, &e))?;
     read_document(&document, builder);
     Ok(())
@@ -286,7 +286,7 @@ fn add_markers(builder: &mut TraceBuilder, process: &Process, pid: ProcessId) {
             continue;
         };
         let lane = (pid, ThreadId::Number(marker.thread_id));
-        crate::add_marker(builder, message, lane, timing);
+        crate::common::add_marker(builder, message, lane, timing);
     }
 }
 

@@ -274,7 +274,7 @@ pub fn read_file(
     allow_truncated: bool,
     builder: &mut TraceBuilder,
 ) -> Result<(), IngestError> {
-    let source = crate::open_buffered(path)?;
+    let source = crate::common::open_buffered(path)?;
     let mut deserializer = serde_json::Deserializer::from_reader(source);
     let mut sink = Sink::default();
     let parsed = parse(&mut deserializer, &mut sink, builder);
@@ -309,7 +309,7 @@ fn finish(
                 truncated: error.is_eof(),
             });
         }
-        crate::mark_truncated(builder, offset);
+        crate::common::mark_truncated(builder, offset);
     }
     builder.counts_mut().events += sink.events;
     let (calls, ops) = split(&sink);

@@ -343,7 +343,7 @@ fn add_marker(
         .and_then(|id| names.args(id))
         .unwrap_or_default();
     let lane = (process, ThreadId::Number(tid));
-    if !crate::add_marker(builder, &message, lane, (start, duration)) {
+    if !crate::common::add_marker(builder, &message, lane, (start, duration)) {
         builder.stats_mut().add(
             "rpd_marks",
             Severity::Info,

@@ -9,7 +9,8 @@
 //! every byte it passes (a skipped value must be a well-formed value): a corrupt file fails
 //! at the same place as before, and a cut one reports the end of its bytes.
 //!
-//! What it accepts is what serde_json accepted through the visitors of `raw.rs`, tested by
+//! What it accepts is what serde_json accepted through the visitors now in
+//! `raw/serde_reference.rs` (compiled for tests only, the lexer's reference), tested by
 //! the ingest crate's property tests (generated, mutated and cut documents) against
 //! serde_json's own reading: numbers as numbers or strings, unknown keys counted, an
 //! `args` of `null` as no args, and nothing else but objects where objects belong.

@@ -14,10 +14,9 @@ mod raw;
 mod scan;
 mod stream;
 
+use crate::ReadOptions;
 use scan::{parse_array, parse_one, skip_whitespace};
 use serde_json::Value;
-use std::sync::Arc;
-use std::sync::atomic::AtomicU64;
 use stepscope_model::TraceBuilder;
 
 pub(crate) use scan::ParseFailure;
@@ -42,17 +41,11 @@ impl From<ParseFailure> for ReadFailure {
     }
 }
 
-/// How to read Kineto JSON.
+/// What only the Kineto JSON reader reads; the settings every reader shares (threads,
+/// `allow_truncated`, progress) are in [`ReadOptions`].
 #[derive(Debug, Clone, Default)]
 #[non_exhaustive]
 pub struct KinetoJsonOptions {
-    /// Threads to parse with; `0` (the default) uses every available core.
-    pub threads: usize,
-    /// Keep the events before a break in a truncated or corrupt file, and mark the
-    /// import partial, instead of failing. Default: `false`.
-    pub allow_truncated: bool,
-    /// Bytes parsed so far, for a progress bar. Default: none.
-    pub progress: Option<Arc<AtomicU64>>,
     /// When reading a stream (a compressed file as it inflates), about how many bytes of
     /// events a thread parses at a time, and the size of the pieces a compressed file is
     /// inflated in; `0` (the default) means 4 MiB. Memory in flight is about twice this
@@ -61,18 +54,6 @@ pub struct KinetoJsonOptions {
 }
 
 impl KinetoJsonOptions {
-    /// Options with `threads` parse threads (`0` = all cores).
-    pub fn with_threads(mut self, threads: usize) -> Self {
-        self.threads = threads;
-        self
-    }
-
-    /// Options that keep the events before a break.
-    pub fn with_allow_truncated(mut self, allow: bool) -> Self {
-        self.allow_truncated = allow;
-        self
-    }
-
     /// Options that parse streams in segments of about `bytes` (`0`: 4 MiB).
     pub fn with_segment_bytes(mut self, bytes: usize) -> Self {
         self.segment_bytes = bytes;
@@ -82,19 +63,6 @@ impl KinetoJsonOptions {
     pub(crate) fn segment_size(&self) -> usize {
         match self.segment_bytes {
             0 => stream::SEGMENT,
-            n => n,
-        }
-    }
-
-    /// Options that report parsed bytes into `counter`.
-    pub fn with_progress(mut self, counter: Arc<AtomicU64>) -> Self {
-        self.progress = Some(counter);
-        self
-    }
-
-    pub(crate) fn thread_count(&self) -> usize {
-        match self.threads {
-            0 => std::thread::available_parallelism().map_or(1, usize::from),
             n => n,
         }
     }
@@ -131,7 +99,7 @@ pub fn sniff(head: &[u8]) -> Option<bool> {
 /// error, since there is nothing before a break to keep.
 pub(crate) fn read(
     bytes: &[u8],
-    options: &KinetoJsonOptions,
+    options: &ReadOptions,
     builder: &mut TraceBuilder,
 ) -> Result<(), ReadFailure> {
     let start = if bytes.starts_with(b"\xEF\xBB\xBF") {
@@ -168,7 +136,7 @@ pub(crate) fn read(
 pub(crate) fn read_pieces(
     pieces: &mut dyn Iterator<Item = Vec<u8>>,
     recycle: &mut dyn FnMut(Vec<u8>),
-    options: &KinetoJsonOptions,
+    options: &ReadOptions,
     builder: &mut TraceBuilder,
 ) -> Result<(), ReadFailure> {
     match stream::read(pieces, recycle, options, builder) {
@@ -181,13 +149,13 @@ pub(crate) fn read_pieces(
 }
 
 fn mark_partial(builder: &mut TraceBuilder, failure: &ParseFailure) {
-    crate::mark_truncated(builder, failure.offset);
+    crate::common::mark_truncated(builder, failure.offset);
 }
 
 fn read_events(
     bytes: &[u8],
     array_start: usize,
-    options: &KinetoJsonOptions,
+    options: &ReadOptions,
     builder: &mut TraceBuilder,
 ) -> Result<usize, ParseFailure> {
     let (events, end, failure) = parse_array(
@@ -222,7 +190,7 @@ fn expect_end(bytes: &[u8], end: usize) -> Result<(), ParseFailure> {
 fn read_object(
     bytes: &[u8],
     mut pos: usize,
-    options: &KinetoJsonOptions,
+    options: &ReadOptions,
     builder: &mut TraceBuilder,
     mut saw_events: bool,
 ) -> Result<usize, ReadFailure> {

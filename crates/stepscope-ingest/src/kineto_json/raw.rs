@@ -1,40 +1,18 @@
 //! One Chrome-trace event as it stands in the file, strings borrowed from the input.
 //!
-//! `lex.rs` fills these straight from the bytes. The serde visitors below are the reading
-//! it replaced and now its reference: the lexer's tests check that both read the same
-//! events and refuse the same malformed ones. They count unknown keys by name, accept
+//! `lex.rs` fills these straight from the bytes. They count unknown keys by name, accept
 //! numbers as numbers or as strings (some writers quote them), and keep only the handful
-//! of `args` fields stepscope reads.
+//! of `args` fields stepscope reads. The serde visitors the lexer replaced are its
+//! reference in the tests (`raw/serde_reference.rs`, compiled for tests only).
 
-use serde::de::{self, Deserialize, Deserializer, IgnoredAny, MapAccess, Visitor};
 use std::borrow::Cow;
-use std::fmt;
+
+#[cfg(test)]
+mod serde_reference;
 
 /// A string, borrowed when the input has no escapes.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Text<'a>(pub Cow<'a, str>);
-
-impl<'de> Deserialize<'de> for Text<'de> {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct TextVisitor;
-        impl<'de> Visitor<'de> for TextVisitor {
-            type Value = Text<'de>;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("a string")
-            }
-            fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Self::Value, E> {
-                Ok(Text(Cow::Borrowed(v)))
-            }
-            fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
-                Ok(Text(Cow::Owned(v.to_owned())))
-            }
-            fn visit_string<E: de::Error>(self, v: String) -> Result<Self::Value, E> {
-                Ok(Text(Cow::Owned(v)))
-            }
-        }
-        deserializer.deserialize_str(TextVisitor)
-    }
-}
 
 /// A number as written: integer, float, or the same inside a string.
 #[derive(Debug, Clone, PartialEq)]
@@ -102,50 +80,6 @@ pub(crate) fn decimal_micros_to_nanos(text: &str) -> Option<i64> {
     Some(if negative { -total } else { total })
 }
 
-impl<'de> Deserialize<'de> for Number<'de> {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        deserializer.deserialize_any(NumberVisitor)
-    }
-}
-
-struct NumberVisitor;
-
-impl<'de> Visitor<'de> for NumberVisitor {
-    type Value = Number<'de>;
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("a number")
-    }
-    fn visit_i64<E: de::Error>(self, v: i64) -> Result<Self::Value, E> {
-        Ok(Number::Integer(v))
-    }
-    fn visit_u64<E: de::Error>(self, v: u64) -> Result<Self::Value, E> {
-        Ok(i64::try_from(v).map_or(Number::Float(v as f64), Number::Integer))
-    }
-    fn visit_f64<E: de::Error>(self, v: f64) -> Result<Self::Value, E> {
-        Ok(Number::Float(v))
-    }
-    fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Self::Value, E> {
-        Ok(Number::Text(Cow::Borrowed(v)))
-    }
-    fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
-        Ok(Number::Text(Cow::Owned(v.to_owned())))
-    }
-    fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
-        Ok(Number::Invalid)
-    }
-    fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
-        Ok(Number::Invalid)
-    }
-    fn visit_seq<A: de::SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
-        while seq.next_element::<IgnoredAny>()?.is_some() {}
-        Ok(Number::Invalid)
-    }
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-        while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
-        Ok(Number::Invalid)
-    }
-}
-
 /// The `args` fields stepscope reads.
 #[derive(Debug, Default, Clone, PartialEq)]
 pub(crate) struct Args<'a> {
@@ -157,39 +91,6 @@ pub(crate) struct Args<'a> {
     pub kernel: Option<Text<'a>>,
     /// Metadata events (`process_name`, `thread_name`) carry their value here.
     pub name: Option<Text<'a>>,
-}
-
-impl<'de> Deserialize<'de> for Args<'de> {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct ArgsVisitor;
-        impl<'de> Visitor<'de> for ArgsVisitor {
-            type Value = Args<'de>;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("an args object")
-            }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-                let mut args = Args::default();
-                while let Some(key) = map.next_key::<Text<'de>>()? {
-                    match &*key.0 {
-                        "correlation" => args.correlation = Some(map.next_value()?),
-                        "device" => args.device = Some(map.next_value()?),
-                        "stream" => args.stream = Some(map.next_value()?),
-                        "graph id" | "graph_id" => args.graph_id = Some(map.next_value()?),
-                        "kernel" => args.kernel = text_value(&mut map)?,
-                        "name" => args.name = text_value(&mut map)?,
-                        _ => {
-                            map.next_value::<IgnoredAny>()?;
-                        }
-                    }
-                }
-                Ok(args)
-            }
-            fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
-                Ok(Args::default())
-            }
-        }
-        deserializer.deserialize_any(ArgsVisitor)
-    }
 }
 
 /// One event of `traceEvents`.
@@ -229,64 +130,6 @@ pub(crate) const IGNORED_KEYS: [&str; 15] = [
     "use_async_tts",
 ];
 
-impl<'de> Deserialize<'de> for RawEvent<'de> {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        deserializer.deserialize_map(EventVisitor)
-    }
-}
-
-struct EventVisitor;
-
-impl<'de> Visitor<'de> for EventVisitor {
-    type Value = RawEvent<'de>;
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("a trace event object")
-    }
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-        let mut event = RawEvent::default();
-        while let Some(key) = map.next_key::<Text<'de>>()? {
-            match &*key.0 {
-                "ph" => event.phase = text_or_count(&mut map, &mut event.malformed_fields)?,
-                "cat" => event.category = text_or_count(&mut map, &mut event.malformed_fields)?,
-                "name" => event.name = text_or_count(&mut map, &mut event.malformed_fields)?,
-                "pid" => event.pid = Some(map.next_value()?),
-                "tid" => event.tid = Some(map.next_value()?),
-                "ts" => event.ts = Some(map.next_value()?),
-                "dur" => event.dur = Some(map.next_value()?),
-                "id" => event.id = Some(map.next_value()?),
-                "args" => event.args = map.next_value()?,
-                other => {
-                    map.next_value::<IgnoredAny>()?;
-                    if !IGNORED_KEYS.contains(&other) {
-                        event.unknown_keys.push(key);
-                    }
-                }
-            }
-        }
-        Ok(event)
-    }
-}
-
-fn text_value<'de, A: MapAccess<'de>>(map: &mut A) -> Result<Option<Text<'de>>, A::Error> {
-    Ok(match map.next_value::<Number<'de>>()? {
-        Number::Text(text) => Some(Text(text)),
-        _ => None,
-    })
-}
-
-fn text_or_count<'de, A: MapAccess<'de>>(
-    map: &mut A,
-    malformed: &mut u32,
-) -> Result<Option<Text<'de>>, A::Error> {
-    match map.next_value::<Number<'de>>()? {
-        Number::Text(text) => Ok(Some(Text(text))),
-        _ => {
-            *malformed += 1;
-            Ok(None)
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -306,15 +149,5 @@ mod tests {
         assert_eq!(decimal_micros_to_nanos("abc"), None);
         assert_eq!(decimal_micros_to_nanos(""), None);
         assert_eq!(decimal_micros_to_nanos("1e3"), Some(1_000_000));
-    }
-
-    #[test]
-    fn event_with_strings_for_numbers() {
-        let json = r#"{"ph":"X","cat":"kernel","name":"k","pid":"2","tid":"stream 7","ts":"10.5","dur":"2","args":{"correlation":"77","stream":7},"extra":1}"#;
-        let event: RawEvent = serde_json::from_str(json).unwrap();
-        assert_eq!(event.ts.unwrap().micros_to_nanos(), Some(10_500));
-        assert_eq!(event.args.correlation.unwrap().as_i64(), Some(77));
-        assert_eq!(event.pid.unwrap().as_i64(), Some(2));
-        assert_eq!(event.unknown_keys.len(), 1);
     }
 }

@@ -13,7 +13,8 @@
 use super::lex;
 use super::read_object;
 use super::scan::{ParseFailure, skip_whitespace};
-use super::{KinetoJsonOptions, Member, ReadFailure, apply_header, expect_end, next_member};
+use super::{Member, ReadFailure, apply_header, expect_end, next_member};
+use crate::ReadOptions;
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -29,7 +30,7 @@ pub(crate) const SEGMENT: usize = 4 << 20;
 pub(crate) fn read(
     pieces: &mut dyn Iterator<Item = Vec<u8>>,
     recycle: &mut dyn FnMut(Vec<u8>),
-    options: &KinetoJsonOptions,
+    options: &ReadOptions,
     builder: &mut TraceBuilder,
 ) -> Result<(), ReadFailure> {
     let mut window = Window {
@@ -172,7 +173,7 @@ fn scan_prefix(bytes: &[u8], prefix: &mut Prefix) -> Result<(), ReadFailure> {
 fn read_trailer(
     bytes: &[u8],
     object: bool,
-    options: &KinetoJsonOptions,
+    options: &ReadOptions,
     builder: &mut TraceBuilder,
 ) -> Result<(), ReadFailure> {
     let end = if object {
@@ -284,7 +285,7 @@ fn parse_segment(
 /// in the builder).
 fn read_events(
     window: &mut Window<'_>,
-    options: &KinetoJsonOptions,
+    options: &ReadOptions,
 ) -> (TraceBuilder, Result<Trailer, ReadFailure>) {
     let workers = options.thread_count().max(1);
     let progress = options.progress.clone();
@@ -306,7 +307,7 @@ fn read_events(
             next_index: 0,
             joined: 0,
             limit: workers * 2,
-            segment: options.segment_size(),
+            segment: options.kineto.segment_size(),
             joiner: Joiner::default(),
         };
         let outcome = run.drive();

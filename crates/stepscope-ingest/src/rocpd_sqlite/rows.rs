@@ -366,7 +366,7 @@ fn add_marker(
         .filter(|m| !m.is_empty())
         .or_else(|| region_name.map(|name| builder.name(name).to_owned()))
         .unwrap_or_default();
-    if !crate::add_marker(builder, &message, (process, thread), (start, duration)) {
+    if !crate::common::add_marker(builder, &message, (process, thread), (start, duration)) {
         totals.other_regions += 1;
     }
 }

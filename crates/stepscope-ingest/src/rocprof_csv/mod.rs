@@ -389,7 +389,7 @@ fn add_api_row(
     correlation: CorrelationId,
 ) {
     if domain.is_some_and(|d| d.contains("MARKER")) {
-        crate::add_marker(builder, name, (process, thread), (start, duration));
+        crate::common::add_marker(builder, name, (process, thread), (start, duration));
         return;
     }
     let call = RuntimeCallRecord {

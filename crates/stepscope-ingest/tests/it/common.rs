@@ -2,16 +2,14 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
-use stepscope_ingest::{IngestError, KinetoJsonOptions, ReadOptions, read_trace_bytes};
+use stepscope_ingest::{IngestError, ReadOptions, read_trace_bytes};
 use stepscope_model::Trace;
 
 /// Read options with `threads` parse threads.
 pub fn options(threads: usize, allow_truncated: bool) -> ReadOptions {
-    ReadOptions::default().with_kineto(
-        KinetoJsonOptions::default()
-            .with_threads(threads)
-            .with_allow_truncated(allow_truncated),
-    )
+    ReadOptions::default()
+        .with_threads(threads)
+        .with_allow_truncated(allow_truncated)
 }
 
 /// Reads decompressed bytes with `threads` threads.

@@ -184,18 +184,3 @@ fn a_broken_checksum_is_reported_even_when_the_json_breaks_first() {
         assert_eq!(partial.stats.get("compressed_input_truncated"), 1);
     }
 }
-
-/// `inflate_only` (what the benchmark times as the floor under a compressed read) inflates
-/// every byte of a real gzip trace, and names the break of a cut one.
-#[test]
-fn inflate_only_gives_every_byte_or_the_break() {
-    let path = shared(SGLANG);
-    assert_eq!(stepscope_ingest::inflate_only(&path).unwrap(), 594_892);
-    let gz = std::fs::read(&path).unwrap();
-    let file = ScratchFile::new("sglang_cut.json.gz", &gz[..gz.len() / 2]);
-    let error = stepscope_ingest::inflate_only(file.path()).unwrap_err();
-    assert!(
-        matches!(error, IngestError::Decompress { ref path, .. } if path == file.path()),
-        "{error}"
-    );
-}

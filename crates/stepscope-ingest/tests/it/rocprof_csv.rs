@@ -143,8 +143,7 @@ fn a_table_cut_inside_a_row_is_an_error_or_partial_when_allowed() {
             }
             other => panic!("cut in row {line}: {:?}", other.map(|t| t.gpu.len())),
         }
-        let options = ReadOptions::default()
-            .with_kineto(stepscope_ingest::KinetoJsonOptions::default().with_allow_truncated(true));
+        let options = ReadOptions::default().with_allow_truncated(true);
         let partial = read_trace_bytes(cut, &options).expect("partial");
         assert_eq!(partial.gpu.len(), row, "the rows before the cut");
         assert_eq!(partial.stats.truncated_at_byte, Some(*start as u64));

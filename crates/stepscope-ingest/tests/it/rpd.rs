@@ -98,8 +98,7 @@ fn an_rpd_cut_short_is_an_error_naming_it_or_partial_when_allowed() {
             Ok(trace) => assert!(trace.gpu.len() <= whole.gpu.len()),
             Err(other) => panic!("cut at {eighth}/8: {other}"),
         }
-        let options = ReadOptions::default()
-            .with_kineto(stepscope_ingest::KinetoJsonOptions::default().with_allow_truncated(true));
+        let options = ReadOptions::default().with_allow_truncated(true);
         if let Ok(partial) = read_trace_file(&path, &options) {
             assert!(partial.gpu.len() <= whole.gpu.len());
         }
@@ -117,9 +116,7 @@ fn an_rpd2tracing_file_cut_short_keeps_what_came_before_when_allowed() {
     .expect("read");
     let format = Some(stepscope_ingest::TraceFormat::RpdJson);
     let strict = ReadOptions::default().with_format(format);
-    let lenient = strict
-        .clone()
-        .with_kineto(stepscope_ingest::KinetoJsonOptions::default().with_allow_truncated(true));
+    let lenient = strict.clone().with_allow_truncated(true);
     let whole = read_trace_bytes(&bytes, &strict).expect("whole");
     let mut fewer = 0;
     for eighth in 1..8 {

@@ -15,12 +15,9 @@ use stepscope_model::Trace;
 fn options(threads: usize, allow_truncated: bool, segment: usize) -> ReadOptions {
     ReadOptions::default()
         .with_format(Some(TraceFormat::KinetoJson))
-        .with_kineto(
-            KinetoJsonOptions::default()
-                .with_threads(threads)
-                .with_allow_truncated(allow_truncated)
-                .with_segment_bytes(segment),
-        )
+        .with_threads(threads)
+        .with_allow_truncated(allow_truncated)
+        .with_kineto(KinetoJsonOptions::default().with_segment_bytes(segment))
 }
 
 /// `bytes` in pieces of `piece` bytes.

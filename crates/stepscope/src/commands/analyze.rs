@@ -210,10 +210,9 @@ struct FileResult {
 
 fn read_with_progress(path: &Path, settings: &AnalyzeSettings) -> anyhow::Result<Trace> {
     let counter = Arc::new(AtomicU64::new(0));
-    let mut kineto = settings.read.kineto.clone();
-    kineto.progress = Some(counter.clone());
+    let options = settings.read.clone().with_progress(counter.clone());
     let progress = ReadProgress::start(&path.display().to_string(), counter, settings.progress);
-    let result = read_trace_file(path, &settings.read.clone().with_kineto(kineto));
+    let result = read_trace_file(path, &options);
     progress.finish();
     Ok(result?)
 }
@@ -410,9 +409,9 @@ fn analyze_each(files: &[PathBuf], settings: &AnalyzeSettings) -> Vec<anyhow::Re
         progress: false,
         ..settings.clone()
     };
-    if settings.read.kineto.threads == 0 {
+    if settings.read.threads == 0 {
         let threads = (cores / workers).max(1);
-        shared.read.kineto = shared.read.kineto.clone().with_threads(threads);
+        shared.read = shared.read.clone().with_threads(threads);
     }
     let progress = RunProgress::start(files.len(), settings.progress);
     let next = std::sync::atomic::AtomicUsize::new(0);

@@ -6,7 +6,7 @@ use clap::Args;
 use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 use stepscope_analysis::passes::kernel_categories::KernelCategories;
-use stepscope_ingest::{KinetoJsonOptions, ReadOptions, TraceFormat};
+use stepscope_ingest::{ReadOptions, TraceFormat};
 
 /// How to read trace files.
 #[derive(Debug, Args)]
@@ -44,12 +44,10 @@ impl ReadArgs {
             format,
             threads,
         } = self;
-        let kineto = KinetoJsonOptions::default()
-            .with_threads(threads)
-            .with_allow_truncated(allow_truncated);
         let read = ReadOptions::default()
-            .with_kineto(kineto)
-            .with_format(format.format());
+            .with_format(format.format())
+            .with_allow_truncated(allow_truncated)
+            .with_threads(threads);
         let categories = match categories {
             Some(path) => CategoryTable::File(load_categories(&path)?),
             None => CategoryTable::builtin_warming(),

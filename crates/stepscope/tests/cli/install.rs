@@ -1,13 +1,14 @@
 //! `cargo install --path crates/stepscope` installs what the package builds as binaries:
 //! exactly one, `stepscope` (the developer tools live in `stepscope-dev`), and builds nothing
-//! that exists for tests (the synthetic-trace writers, the test server). Read from
-//! `cargo metadata`, which lists the targets and dependencies `cargo install` would build.
+//! that exists for tests (the synthetic-trace writers, the test server) or benchmarks (the
+//! probes of stepscope-ingest's `bench-probes` feature). Read from `cargo metadata`, which
+//! lists the targets and dependencies `cargo install` would build.
 
 use crate::common::repo;
 use std::process::Command;
 
-#[test]
-fn the_user_facing_package_builds_exactly_one_binary() {
+/// The workspace's packages, their targets and declared dependencies.
+fn workspace_metadata() -> serde_json::Value {
     let output = Command::new(env!("CARGO"))
         .args([
             "metadata",
@@ -24,7 +25,12 @@ fn the_user_facing_package_builds_exactly_one_binary() {
         "{}",
         String::from_utf8_lossy(&output.stderr)
     );
-    let metadata: serde_json::Value = serde_json::from_slice(&output.stdout).expect("JSON");
+    serde_json::from_slice(&output.stdout).expect("JSON")
+}
+
+#[test]
+fn the_user_facing_package_builds_exactly_one_binary() {
+    let metadata = workspace_metadata();
     let package = metadata["packages"]
         .as_array()
         .expect("packages")
@@ -54,4 +60,28 @@ fn the_user_facing_package_builds_exactly_one_binary() {
         assert!(!built.contains(&test_only), "{test_only} in {built:?}");
     }
     assert!(built.contains(&"stepscope-demo"), "{built:?}");
+}
+
+/// Only the developer tools (never installed, checked above) turn stepscope-ingest's
+/// benchmark probes on, so no crate the binary builds compiles them.
+#[test]
+fn only_the_developer_tools_turn_the_benchmark_probes_on() {
+    let metadata = workspace_metadata();
+    let probing: Vec<&str> = metadata["packages"]
+        .as_array()
+        .expect("packages")
+        .iter()
+        .filter(|p| {
+            p["dependencies"].as_array().is_some_and(|deps| {
+                deps.iter().any(|d| {
+                    d["name"] == "stepscope-ingest"
+                        && d["features"]
+                            .as_array()
+                            .is_some_and(|f| f.iter().any(|f| f == "bench-probes"))
+                })
+            })
+        })
+        .filter_map(|p| p["name"].as_str())
+        .collect();
+    assert!(probing.iter().all(|p| *p == "stepscope-dev"), "{probing:?}");
 }

@@ -1,7 +1,7 @@
 //! Helpers shared by the integration tests.
 
 use std::path::PathBuf;
-use stepscope_ingest::{KinetoJsonOptions, ReadOptions, read_trace_file};
+use stepscope_ingest::{ReadOptions, read_trace_file};
 use stepscope_model::Trace;
 
 /// The folder the real traces are read from (the curated set, or the corpus in the corpus group).
@@ -16,8 +16,7 @@ pub fn shared(relative: &str) -> PathBuf {
 
 /// Reads a shared trace with `threads` parse threads.
 pub fn read_with_threads(relative: &str, threads: usize) -> Trace {
-    let options =
-        ReadOptions::default().with_kineto(KinetoJsonOptions::default().with_threads(threads));
+    let options = ReadOptions::default().with_threads(threads);
     read_trace_file(&shared(relative), &options).unwrap_or_else(|e| panic!("{relative}: {e}"))
 }
 
