@@ -49,11 +49,11 @@ mod priority;
 #[cfg(feature = "bench-probes")]
 mod probes;
 mod registry;
-pub mod rocpd_sqlite;
+mod rocpd_sqlite;
 pub mod rocprof_csv;
 pub mod rocprof_json;
 pub mod rpd_json;
-pub mod rpd_sqlite;
+mod rpd_sqlite;
 mod source;
 pub mod sqlite;
 mod validate;
@@ -61,11 +61,8 @@ mod validate;
 pub use error::IngestError;
 pub use kineto_json::KinetoJsonOptions;
 pub use options::ReadOptions;
-pub use pipeline::{read_inputs, read_kineto_stream, read_trace_bytes, read_trace_file};
+pub use pipeline::{read_kineto_stream, read_trace_bytes, read_trace_file};
 #[cfg(feature = "bench-probes")]
 pub use probes::inflate_only;
-pub use registry::{
-    Input, KinetoJsonReader, NsysSqliteReader, RocpdReader, RocprofCsvReader, RocprofJsonReader,
-    RpdJsonReader, RpdSqliteReader, TraceFormat, TraceReader,
-};
-pub use source::Compression;
+pub use registry::{Input, TraceFormat};
+pub(crate) use source::Compression;

@@ -134,7 +134,7 @@ impl<'a> Input<'a> {
 }
 
 /// A format's reader: how to recognise its bytes, and how to read them into the model.
-pub trait TraceReader {
+pub(crate) trait TraceReader {
     /// Whether `head` looks like this format; `None` when more bytes are needed to tell.
     fn sniff(head: &[u8]) -> Option<bool>;
     /// Reads `inputs` (one file, or the tables of one run) into `builder`.
@@ -147,7 +147,7 @@ pub trait TraceReader {
 
 /// [`kineto_json`] behind [`TraceReader`].
 #[derive(Debug)]
-pub struct KinetoJsonReader;
+pub(crate) struct KinetoJsonReader;
 
 impl TraceReader for KinetoJsonReader {
     fn sniff(head: &[u8]) -> Option<bool> {
@@ -169,7 +169,7 @@ impl TraceReader for KinetoJsonReader {
 
 /// [`rocprof_csv`] behind [`TraceReader`].
 #[derive(Debug)]
-pub struct RocprofCsvReader;
+pub(crate) struct RocprofCsvReader;
 
 impl TraceReader for RocprofCsvReader {
     fn sniff(head: &[u8]) -> Option<bool> {
@@ -195,7 +195,7 @@ impl TraceReader for RocprofCsvReader {
 
 /// [`rpd_sqlite`] behind [`TraceReader`].
 #[derive(Debug)]
-pub struct RpdSqliteReader;
+pub(crate) struct RpdSqliteReader;
 
 impl TraceReader for RpdSqliteReader {
     fn sniff(head: &[u8]) -> Option<bool> {
@@ -214,7 +214,7 @@ impl TraceReader for RpdSqliteReader {
 
 /// [`rpd_json`] behind [`TraceReader`].
 #[derive(Debug)]
-pub struct RpdJsonReader;
+pub(crate) struct RpdJsonReader;
 
 impl TraceReader for RpdJsonReader {
     fn sniff(head: &[u8]) -> Option<bool> {
@@ -237,7 +237,7 @@ impl TraceReader for RpdJsonReader {
 
 /// [`rocprof_json`] behind [`TraceReader`].
 #[derive(Debug)]
-pub struct RocprofJsonReader;
+pub(crate) struct RocprofJsonReader;
 
 impl TraceReader for RocprofJsonReader {
     fn sniff(head: &[u8]) -> Option<bool> {
@@ -259,7 +259,7 @@ impl TraceReader for RocprofJsonReader {
 
 /// [`nsys_sqlite`] behind [`TraceReader`].
 #[derive(Debug)]
-pub struct NsysSqliteReader;
+pub(crate) struct NsysSqliteReader;
 
 impl TraceReader for NsysSqliteReader {
     fn sniff(head: &[u8]) -> Option<bool> {
@@ -278,7 +278,7 @@ impl TraceReader for NsysSqliteReader {
 
 /// [`rocpd_sqlite`] behind [`TraceReader`].
 #[derive(Debug)]
-pub struct RocpdReader;
+pub(crate) struct RocpdReader;
 
 impl TraceReader for RocpdReader {
     fn sniff(head: &[u8]) -> Option<bool> {

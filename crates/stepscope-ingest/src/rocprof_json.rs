@@ -37,7 +37,7 @@ pub fn sniff(head: &[u8]) -> Option<bool> {
 }
 
 /// Why a rocprofv3 JSON without HIP API records cannot show replays.
-pub const NO_HIP_RECORDS: &str = "this rocprofv3 JSON holds kernel dispatches but no HIP API records, so no dispatch can be linked to the hipGraphLaunch that replayed it; record with rocprofv3 --kernel-trace --hip-trace (or --runtime-trace) --output-format json";
+pub(crate) const NO_HIP_RECORDS: &str = "this rocprofv3 JSON holds kernel dispatches but no HIP API records, so no dispatch can be linked to the hipGraphLaunch that replayed it; record with rocprofv3 --kernel-trace --hip-trace (or --runtime-trace) --output-format json";
 
 #[derive(Debug, Deserialize)]
 struct Document {
@@ -165,7 +165,7 @@ pub fn read(bytes: &[u8], builder: &mut TraceBuilder) -> Result<(), IngestError>
 
 /// Reads a rocprofv3 JSON file through a buffer (the document never sits in memory as text,
 /// only as its records); `bytes` are the file's, for the offset of an error.
-pub fn read_file(
+pub(crate) fn read_file(
     path: &std::path::Path,
     bytes: &[u8],
     builder: &mut TraceBuilder,

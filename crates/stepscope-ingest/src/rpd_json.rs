@@ -268,7 +268,7 @@ pub fn read(
 
 /// [`read`] of a file through a buffer: the text never sits in memory whole; `bytes` are
 /// the file's, for the offset of a break.
-pub fn read_file(
+pub(crate) fn read_file(
     path: &std::path::Path,
     bytes: &[u8],
     allow_truncated: bool,

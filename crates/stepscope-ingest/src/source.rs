@@ -7,7 +7,7 @@ use std::ops::Deref;
 
 /// How the file on disk is compressed, from its magic bytes (not its name).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Compression {
+pub(crate) enum Compression {
     /// Plain text.
     None,
     /// gzip (`1f 8b`), possibly several members.

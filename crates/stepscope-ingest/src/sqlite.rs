@@ -122,7 +122,7 @@ pub fn error(label: &str, place: &str, e: &rusqlite::Error) -> IngestError {
 
 impl Database {
     /// Whether a table (or view) of this name exists (case-insensitive, as in SQL).
-    pub fn has_table(&self, name: &str) -> bool {
+    pub(crate) fn has_table(&self, name: &str) -> bool {
         self.conn
             .query_row(
                 "SELECT 1 FROM sqlite_master WHERE type IN ('table','view') AND name = ?1 COLLATE NOCASE",
@@ -169,7 +169,7 @@ impl Database {
     /// counted). Returns the rows skipped. A query that breaks off is an error naming
     /// `table` and the row, or with `allow_truncated` marks the trace partial and keeps the
     /// rows read.
-    pub fn for_each_row(
+    pub(crate) fn for_each_row(
         &self,
         (table, sql): (&str, &str),
         builder: &mut TraceBuilder,

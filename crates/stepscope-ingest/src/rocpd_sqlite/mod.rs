@@ -41,7 +41,7 @@ use crate::sqlite::Database;
 use stepscope_model::{Severity, TraceBuilder};
 
 /// Why replays cannot be judged in a database without HIP API regions.
-pub const NO_HIP_REGIONS: &str = "the rocpd database holds kernel dispatches but no HIP API calls (rocprofv3 ran without HIP API tracing), so no dispatch can be linked to the hipGraphLaunch that replayed it; record with rocprofv3 --runtime-trace (or --hip-runtime-trace --kernel-trace --memory-copy-trace, or --sys-trace)";
+pub(crate) const NO_HIP_REGIONS: &str = "the rocpd database holds kernel dispatches but no HIP API calls (rocprofv3 ran without HIP API tracing), so no dispatch can be linked to the hipGraphLaunch that replayed it; record with rocprofv3 --runtime-trace (or --hip-runtime-trace --kernel-trace --memory-copy-trace, or --sys-trace)";
 
 /// The logical tables read, longest name first (so a prefix never takes a longer name's
 /// tables).
@@ -60,7 +60,7 @@ const TABLES: [&str; 10] = [
 
 /// Whether a database's tables are rocpd's: a table or view of a record table's name, with
 /// or without its UUID suffix.
-pub fn is_rocpd(tables: &[String]) -> bool {
+pub(crate) fn is_rocpd(tables: &[String]) -> bool {
     tables.iter().any(|t| {
         ["rocpd_kernel_dispatch", "rocpd_region"]
             .iter()

@@ -15,7 +15,7 @@ pub enum Table {
 
 impl Table {
     /// The table a header describes, if any.
-    pub fn of_header(header: &[String]) -> Option<Self> {
+    pub(crate) fn of_header(header: &[String]) -> Option<Self> {
         let has = |name: &str| header.iter().any(|h| h.eq_ignore_ascii_case(name));
         let timed = has("Start_Timestamp") && has("End_Timestamp");
         if !timed {

@@ -67,7 +67,7 @@ fn split_header(line: &str) -> Vec<String> {
 }
 
 /// The names rocprofv3 gives its trace tables (after a `<pid>_` or `--output-file` prefix).
-pub const TABLE_FILE_SUFFIXES: [&str; 5] = [
+pub(crate) const TABLE_FILE_SUFFIXES: [&str; 5] = [
     "kernel_trace.csv",
     "hip_api_trace.csv",
     "hip_runtime_trace.csv",
@@ -96,12 +96,12 @@ pub fn companion_paths(path: &std::path::Path) -> Vec<std::path::PathBuf> {
 }
 
 /// Why GPU tables read alone cannot show replays.
-pub const NO_HIP_TABLE: &str = "the kernel table was read without a HIP API table of the same run, so no dispatch can be linked to the hipGraphLaunch that replayed it; record with rocprofv3 --kernel-trace --hip-trace --output-format csv (or --runtime-trace) and give the run's folder, or its kernel_trace.csv with hip_api_trace.csv beside it";
+pub(crate) const NO_HIP_TABLE: &str = "the kernel table was read without a HIP API table of the same run, so no dispatch can be linked to the hipGraphLaunch that replayed it; record with rocprofv3 --kernel-trace --hip-trace --output-format csv (or --runtime-trace) and give the run's folder, or its kernel_trace.csv with hip_api_trace.csv beside it";
 
 /// One table: its file (streamed through a buffer, so the table never sits in memory
 /// whole), or its bytes; named for messages.
 #[derive(Debug, Clone, Copy)]
-pub struct TableInput<'a> {
+pub(crate) struct TableInput<'a> {
     /// The file (or `input`), for messages.
     pub label: &'a str,
     /// Its bytes (read when there is no `path`).
@@ -145,7 +145,7 @@ impl TableInput<'_> {
 }
 
 /// Reads rocprof CSV tables of one run into `builder`.
-pub fn read_tables(
+pub(crate) fn read_tables(
     tables: &[TableInput<'_>],
     allow_truncated: bool,
     builder: &mut TraceBuilder,
