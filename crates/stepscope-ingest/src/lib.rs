@@ -24,13 +24,13 @@
 //! The crate in parts:
 //!
 //! - the format modules, one per format ([`kineto_json`], [`rocprof_csv`], [`rocprof_json`],
-//!   [`rocpd_sqlite`], [`rpd_sqlite`], [`rpd_json`], [`nsys_sqlite`]; [`sqlite`] holds what
+//!   `rocpd_sqlite`, `rpd_sqlite`, [`rpd_json`], [`nsys_sqlite`]; [`sqlite`] holds what
 //!   the SQLite readers share);
 //! - `registry`: the [`TraceFormat`] enum, sniffing a format from the content, and the
-//!   [`TraceReader`] behind each format;
+//!   reader behind each format;
 //! - `pipeline`: getting a file's bytes (mapped when plain, inflated in pieces on a thread of
 //!   its own when gzip or zstd) and reading them: [`read_trace_file`], [`read_trace_bytes`],
-//!   [`read_inputs`], [`read_kineto_stream`];
+//!   [`read_kineto_stream`];
 //! - `options`: [`ReadOptions`], the settings of a read;
 //! - `common`: helpers the readers share; `validate`: the checks every trace read goes
 //!   through; `source`, `gzip`, `priority`: decompression and its threads;
