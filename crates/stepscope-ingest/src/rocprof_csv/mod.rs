@@ -4,7 +4,7 @@
 //! rocprofv3 writes one table per file, named `<prefix>kernel_trace.csv`,
 //! `<prefix>hip_api_trace.csv` (`hip_runtime_trace.csv` in its documentation),
 //! `<prefix>memory_copy_trace.csv`, `<prefix>marker_api_trace.csv` and others, from one run.
-//! [`read_tables`] reads any of them into one trace: kernel dispatches and memory copies as
+//! `read_tables` reads any of them into one trace: kernel dispatches and memory copies as
 //! GPU events, ROCTx ranges (`MARKER_*` domains, the message in `Function`) as host
 //! annotations where steps are found, HIP API rows as runtime calls, joined by their `Correlation_Id` (as rocprofv3 writes it, the id a HIP call shares
 //! with the dispatches it caused; `hipGraphLaunch` rows included, so graph replays are seen:
