@@ -44,8 +44,16 @@ fetch_one() {
     return 1
   fi
   local url="https://raw.githubusercontent.com/$repo/$commit/$source"
-  if ! curl -fsSL --retry 3 -o "$tmp" "$url"; then
-    rm -f "$tmp"; echo "download failed: $url"; return 1
+  if [ -e "$offline" ]; then
+    echo "not downloaded (no network, see the first failure): $url"; return 1
+  fi
+  local code=0
+  curl -fsSL --retry 3 --connect-timeout 20 -o "$tmp" "$url" || code=$?
+  if [ "$code" != 0 ]; then
+    rm -f "$tmp"
+    # Cannot resolve, connect or time out: no network; the other downloads are not tried.
+    case "$code" in 6|7|28) : > "$offline" ;; esac
+    echo "download failed (curl exit $code): $url"; return 1
   fi
   if [ "$(sum_of "$tmp")" != "$sha" ]; then
     rm -f "$tmp"; echo "checksum differs: $url (expected $sha)"; return 1
@@ -55,6 +63,8 @@ fetch_one() {
 }
 
 mkdir -p "$cache"
+offline=$(mktemp -u)
+trap 'rm -f "$offline"' EXIT
 total=$(grep -vc '^#' "$list")
 n=0; failed=0
 while IFS=$'\t' read -r path repo commit source bytes sha _licence _in_repo; do
