@@ -20,6 +20,7 @@ mod help;
 mod html;
 mod install;
 mod json;
+mod json_snapshot;
 mod markers;
 mod multi_file;
 mod nsys_sqlite;
