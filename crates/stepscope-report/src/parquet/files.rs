@@ -3,8 +3,8 @@
 
 use super::table::{Small, Table, UtcMicros};
 use super::{RunInfo, ns};
-use crate::schema::{Coverage, CoverageNumbers, Document, FailedFile, FileReport, UNREADABLE};
-use stepscope_analysis::passes::replay_coverage::COUNTERS;
+use crate::schema::{Coverage, CoverageNumbers, Document, FailedFile, FileReport, OverallVerdict};
+use stepscope_analysis::passes::replay_coverage::Counter;
 
 /// One row per run.
 pub fn runs(document: &Document, run: &RunInfo) -> Table {
@@ -19,7 +19,7 @@ pub fn runs(document: &Document, run: &RunInfo) -> Table {
         .column("inputs", &rows, |(_, r)| r.inputs)
         .column("files_read", &rows, |(d, _)| d.files.len())
         .column("files_failed", &rows, |(d, _)| d.failed_files.len())
-        .column("verdict", &rows, |(d, _)| d.verdict)
+        .column("verdict", &rows, |(d, _)| d.verdict.as_str())
         .column("partial", &rows, |(d, _)| d.partial)
         .column("warnings", &rows, |(d, _)| {
             (!d.warnings.is_empty()).then(|| d.warnings.join("\n"))
@@ -84,7 +84,9 @@ pub fn files(document: &Document, run_id: &str) -> Table {
             Input::Failed(failed) => Some(failed.error.as_str()),
         })
         .column("verdict", &rows, |r| {
-            r.read().map_or(UNREADABLE, |f| f.replay_coverage.verdict)
+            r.read().map_or(OverallVerdict::Unreadable.as_str(), |f| {
+                f.replay_coverage.verdict.as_str()
+            })
         })
         .column("unavailable_reason", &rows, |r| {
             r.read()
@@ -131,15 +133,17 @@ fn events(table: &mut Table, rows: &[Input<'_>]) {
         .column("flows", rows, |r| r.read().map(|f| f.events.flows));
 }
 
-/// The replay counters (one list: `COUNTERS`), coverage, completeness and missing time, as
-/// in the JSON's `replay_coverage` (per file) and `graphs[]`.
+/// The replay counters (one list: [`Counter::ALL`]), coverage, completeness and missing
+/// time, as in the JSON's `replay_coverage` (per file) and `graphs[]`.
 pub fn numbers<R>(
     table: &mut Table,
     rows: &[R],
     get: impl Fn(&R) -> Option<&CoverageNumbers> + Copy,
 ) {
-    for counter in &COUNTERS {
-        table.column(counter.name, rows, |r| get(r).map(|n| n.get(counter.name)));
+    for counter in Counter::ALL {
+        table.column(counter.name(), rows, |r| {
+            get(r).map(|n| counter.value(&n.totals))
+        });
     }
     table
         .column("coverage", rows, |r| get(r).map(|n| n.coverage))
@@ -201,7 +205,7 @@ fn coverage(table: &mut Table, rows: &[Input<'_>]) {
         .column("graphs", rows, |r| c(r).map(|c| c.graphs.len()))
         .column("patterns", rows, |r| {
             c(r).map(|c| {
-                let names: Vec<&str> = c.patterns.iter().map(|p| p.pattern).collect();
+                let names: Vec<&str> = c.patterns.iter().map(|p| p.pattern.as_str()).collect();
                 names.join(", ")
             })
         })

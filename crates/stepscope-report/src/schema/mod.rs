@@ -10,14 +10,16 @@ mod coverage;
 pub mod diff;
 mod replays;
 mod timeline;
+mod verdict;
 
 pub use coverage::{
-    Coverage, CoverageNumbers, CureWire, EvidenceWire, FINDING_KINDS, Finding, Graph,
+    Coverage, CoverageNumbers, CureWire, EvidenceWire, ExpectedSource, Finding, Graph,
     HOW_TO_SETTLE, MAX_FINDINGS, MultiKernel, PatternDetailWire, PatternWire, UnverifiedWire,
     count,
 };
 pub use replays::ReplayRecord;
 pub use timeline::{TIMELINE_BINS, TIMELINE_CLASSES, TIMELINE_STAGES, Timeline, TimelineRow};
+pub use verdict::{OverallVerdict, overall_verdict};
 
 use serde::Serialize;
 use stepscope_analysis::TraceAnalysis;
@@ -61,8 +63,9 @@ pub struct Document {
     pub schema_version: u32,
     /// `stepscope` and its version.
     pub tool: Tool,
-    /// Worst verdict over all files; `unreadable` when an input file could not be read.
-    pub verdict: &'static str,
+    /// Worst verdict over all files ([`overall_verdict`]); `unreadable` when an input file
+    /// could not be read.
+    pub verdict: OverallVerdict,
     /// Whether any file was read only up to a break (`--allow-truncated`).
     pub partial: bool,
     /// Input files that could not be read, with the error.
@@ -74,36 +77,6 @@ pub struct Document {
     pub files: Vec<FileReport>,
     /// All files together, when there is more than one.
     pub combined: Option<Combined>,
-}
-
-/// The top-level verdict word when an input could not be read.
-pub const UNREADABLE: &str = "unreadable";
-
-/// The top-level verdict word when an input was read only up to a break
-/// (`--allow-truncated`) and nothing worse was found in what was read.
-pub const PARTIAL: &str = "partial";
-
-/// The verdict of every input together: `unreadable` when a file could not be read, else
-/// `no-events` when a file holds no events (a rank that recorded nothing is missing work,
-/// whatever the other ranks show), else the worst file verdict — `partial` instead of a
-/// passing one (complete, unverified, no-replays) when a file was read only up to a break.
-pub fn overall_verdict(
-    verdicts: &[stepscope_analysis::passes::replay_coverage::Verdict],
-    failed_files: usize,
-    partial_files: usize,
-) -> &'static str {
-    use stepscope_analysis::passes::replay_coverage::Verdict;
-    if failed_files > 0 {
-        return UNREADABLE;
-    }
-    if verdicts.contains(&Verdict::NoEvents) {
-        return Verdict::NoEvents.as_str();
-    }
-    let worst = stepscope_analysis::combine::combine_verdicts(verdicts.iter().copied());
-    if partial_files > 0 && !worst.fails_gate(false) {
-        return PARTIAL;
-    }
-    worst.as_str()
 }
 
 /// An input file that could not be read.
@@ -147,7 +120,7 @@ pub struct Combined {
     pub partial_files: usize,
     /// The verdict of every input together ([`overall_verdict`]): never `complete` when a
     /// file could not be read, holds no events or was read only in part.
-    pub verdict: &'static str,
+    pub verdict: OverallVerdict,
     /// Summed replay counts.
     pub replay_coverage: CoverageNumbers,
     /// Summed breakdown.

@@ -73,8 +73,8 @@ fn side_line(out: &mut String, label: &str, side: &DiffSide, options: &TerminalO
         "{label}  {}{files}{windows}: {} — {} of {} recorded ({}), completeness {}",
         side.path,
         verdict_word(side.verdict, options),
-        n.get("recorded_replays"),
-        count(n.get("replays") as u32, "graph replay"),
+        n.totals.recorded_replays,
+        count(n.totals.replays, "graph replay"),
         percent(n.coverage),
         completeness_text(n)
     );

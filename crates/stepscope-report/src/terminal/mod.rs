@@ -12,7 +12,7 @@ use comfy_table::{
     CellAlignment, ColumnConstraint, ContentArrangement, Table, Width, presets::UTF8_FULL_CONDENSED,
 };
 use std::fmt::Write;
-use verdict::{graph_table, render_findings, render_verdict};
+use verdict::{graph_table, misses_work, render_findings, render_verdict};
 
 /// How wide tables may be.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -124,7 +124,7 @@ fn render_file(out: &mut String, file: &FileReport, options: &TerminalOptions) {
         );
     }
     render_findings(out, &file.replay_coverage, options);
-    let missing_work = matches!(file.replay_coverage.verdict, "incomplete" | "damaged");
+    let missing_work = misses_work(file.replay_coverage.verdict);
     render_breakdown(out, &file.breakdown, missing_work, options);
     if let Some(found) = &file.ranges {
         ranges::render_ranges(out, found, options);
@@ -184,8 +184,8 @@ pub fn combined_verdict(combined: &Combined, options: &TerminalOptions) -> Strin
     format!(
         "replay coverage: {}{why} — kernels of {} of {} recorded ({}), completeness {}\n",
         verdict_word(combined.verdict, options),
-        n.get("recorded_replays"),
-        count(n.get("replays") as u32, "graph replay"),
+        n.totals.recorded_replays,
+        count(n.totals.replays, "graph replay"),
         percent(n.coverage),
         completeness_text(n)
     )
