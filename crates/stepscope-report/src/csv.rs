@@ -208,7 +208,7 @@ fn stages(document: &Document) -> Records {
         for s in &file.breakdown.stages {
             out.push(vec![
                 file.path.clone(),
-                s.stage.to_owned(),
+                s.stage.as_str().to_owned(),
                 s.steps.to_string(),
                 s.events.to_string(),
                 s.gpu_time_us.to_string(),
@@ -216,7 +216,7 @@ fn stages(document: &Document) -> Records {
                 s.busy_time_us.to_string(),
                 s.idle_time_us.to_string(),
                 s.window_us.to_string(),
-                s.idle_basis.to_owned(),
+                s.idle_basis.as_str().to_owned(),
             ]);
         }
     }
@@ -275,7 +275,7 @@ fn rows(document: &Document, kernels: bool) -> Records {
         for s in &file.breakdown.stages {
             let list = if kernels { &s.kernels } else { &s.categories };
             for r in list {
-                let lead = vec![file.path.clone(), s.stage.to_owned()];
+                let lead = vec![file.path.clone(), s.stage.as_str().to_owned()];
                 out.push(row_record(lead, r, kernels));
             }
         }

@@ -5,6 +5,8 @@ use super::table::{Small, Table, UtcMicros};
 use super::{RunInfo, ns};
 use crate::schema::{Coverage, CoverageNumbers, Document, FailedFile, FileReport, OverallVerdict};
 use stepscope_analysis::passes::replay_coverage::Counter;
+use stepscope_analysis::passes::stage_breakdown::StageKey;
+use stepscope_analysis::passes::steps::Stage;
 
 /// One row per run.
 pub fn runs(document: &Document, run: &RunInfo) -> Table {
@@ -48,14 +50,14 @@ impl<'a> Input<'a> {
         }
     }
 
-    /// GPU time of stage `name` (0 when the file has none).
-    fn stage_time_ns(&self, name: &str) -> Option<i64> {
+    /// GPU time of `stage` (0 when the file has none).
+    fn stage_time_ns(&self, stage: Stage) -> Option<i64> {
         let breakdown = &self.read()?.breakdown;
         Some(
             breakdown
                 .stages
                 .iter()
-                .find(|s| s.stage == name)
+                .find(|s| s.stage == StageKey::Stage(stage))
                 .map_or(0, |s| ns(s.gpu_time_us)),
         )
     }
@@ -224,7 +226,7 @@ fn breakdown(table: &mut Table, rows: &[Input<'_>]) {
             r.read().map(|f| f.steps.counts.values().sum::<usize>())
         })
         .column("breakdown_method", rows, |r| {
-            r.read().map(|f| f.breakdown.method)
+            r.read().map(|f| f.breakdown.method.as_str())
         })
         .column("total_gpu_time_ns", rows, |r| {
             r.read().map(|f| ns(f.breakdown.total_gpu_time_us))
@@ -232,14 +234,18 @@ fn breakdown(table: &mut Table, rows: &[Input<'_>]) {
         .column("unassigned_share", rows, |r| {
             r.read().map(|f| f.breakdown.unassigned_share)
         })
-        .column("prefill_gpu_time_ns", rows, |r| r.stage_time_ns("prefill"))
-        .column("decode_gpu_time_ns", rows, |r| r.stage_time_ns("decode"))
+        .column("prefill_gpu_time_ns", rows, |r| {
+            r.stage_time_ns(Stage::Prefill)
+        })
+        .column("decode_gpu_time_ns", rows, |r| {
+            r.stage_time_ns(Stage::Decode)
+        })
         .column("decode_share", rows, |r| {
             r.read().map(|f| {
                 f.breakdown
                     .stages
                     .iter()
-                    .find(|s| s.stage == "decode")
+                    .find(|s| s.stage == StageKey::Stage(Stage::Decode))
                     .map_or(0.0, |s| s.share_of_total)
             })
         })

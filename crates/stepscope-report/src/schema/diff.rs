@@ -10,7 +10,7 @@ use super::{CoverageNumbers, FailedFile, OverallVerdict, Tool, micros, share, te
 use serde::Serialize;
 use stepscope_analysis::diff::{Amount, BreakdownDiff, RowDiff, Side, StageDiff};
 use stepscope_analysis::passes::replay_coverage::{CoverageTotals, Verdict};
-use stepscope_analysis::passes::stage_breakdown::AssignmentMethod;
+use stepscope_analysis::passes::stage_breakdown::{AssignmentMethod, StageKey};
 use stepscope_model::Duration;
 
 /// Version of the diff document's layout (separate from `analyze`'s [`super::SCHEMA_VERSION`]).
@@ -77,7 +77,7 @@ pub struct DiffSide {
     /// What its files repeat or disagree on (as `analyze`'s warnings).
     pub warnings: Vec<String>,
     /// How its events were assigned to stages: `step_annotations` or `replays_as_decode`.
-    pub method: &'static str,
+    pub method: AssignmentMethod,
 }
 
 /// Where a side comes from.
@@ -122,10 +122,7 @@ impl DiffSide {
             partial: facts.partial,
             failed_files,
             warnings,
-            method: match facts.method {
-                AssignmentMethod::StepAnnotations => "step_annotations",
-                AssignmentMethod::ReplaysAsDecode => "replays_as_decode",
-            },
+            method: facts.method,
         }
     }
 }
@@ -173,7 +170,7 @@ pub struct RowDelta {
 #[derive(Debug, Clone, Serialize)]
 pub struct StageDelta {
     /// `prefill`, `decode`, `mixed`, `other`, `step` or `unassigned`.
-    pub stage: &'static str,
+    pub stage: StageKey,
     /// Compared only because of `--force`: a side's unrecorded replays make it untrustworthy.
     pub forced: bool,
     /// With `forced`: why it would have been refused; else `null`.
@@ -207,7 +204,7 @@ pub struct StageDelta {
 #[derive(Debug, Clone, Serialize)]
 pub struct RefusedStage {
     /// The stage.
-    pub stage: &'static str,
+    pub stage: StageKey,
     /// The sides to blame.
     pub sides: Vec<RefusedSide>,
     /// Why, in one paragraph (each side's sentence).
@@ -252,7 +249,7 @@ impl DiffDocument {
         let refused = diff
             .refused
             .iter()
-            .map(|r| refused_stage(r.stage.as_str(), &r.sides, sides))
+            .map(|r| refused_stage(r.stage, &r.sides, sides))
             .collect();
         let forced = stages.iter().any(|s| s.forced);
         let notes = notes(sides, &stages);
@@ -329,7 +326,7 @@ fn stage_delta(
     let (kernels, kernels_left_out) = first(rows(&stage.kernels), limit);
     let (appeared, appeared_left_out) = first(one_side(RowDiff::appeared, true), limit);
     let (vanished, vanished_left_out) = first(one_side(RowDiff::vanished, false), limit);
-    let name = stage.stage.as_str();
+    let name = stage.stage;
     StageDelta {
         stage: name,
         forced: !stage.forced.is_empty(),
@@ -349,11 +346,7 @@ fn stage_delta(
     }
 }
 
-fn refused_stage(
-    stage: &'static str,
-    blamed: &[Side],
-    sides: (&DiffSide, &DiffSide),
-) -> RefusedStage {
+fn refused_stage(stage: StageKey, blamed: &[Side], sides: (&DiffSide, &DiffSide)) -> RefusedStage {
     let sides: Vec<RefusedSide> = blamed
         .iter()
         .map(|side| {
@@ -377,7 +370,7 @@ fn refused_stage(
     }
 }
 
-fn refused_side(side: Side, wire: &DiffSide, stage: &str) -> RefusedSide {
+fn refused_side(side: Side, wire: &DiffSide, stage: StageKey) -> RefusedSide {
     let t = &wire.replay_coverage.totals;
     RefusedSide {
         side: side.as_str(),
@@ -392,7 +385,7 @@ fn refused_side(side: Side, wire: &DiffSide, stage: &str) -> RefusedSide {
 }
 
 /// `NEW: 12 of 48 graph replays recorded (36 empty): its decode time lacks …`.
-fn explanation(side: Side, wire: &DiffSide, stage: &str) -> String {
+fn explanation(side: Side, wire: &DiffSide, stage: StageKey) -> String {
     let label = side.as_str().to_uppercase();
     let reads_as = match side {
         Side::Base => "a slowdown",

@@ -28,7 +28,7 @@ use stepscope_analysis::passes::ranges::RangeBreakdown;
 use stepscope_analysis::passes::replay_coverage::Verdict;
 use stepscope_analysis::passes::runtime_advice::RuntimeAdvice;
 use stepscope_analysis::passes::stage_breakdown::{
-    AssignmentMethod, DecidedTimes, StageBreakdown, StageSummary, TimeRow,
+    AssignmentMethod, DecidedTimes, IdleBasis, StageBreakdown, StageKey, StageSummary, TimeRow,
 };
 use stepscope_model::patterns::RecordingPattern;
 use stepscope_model::switches::{CUDA_MISSING_KERNELS_NOTE, CUDA_NOTE, SwitchAdvice};
@@ -360,7 +360,7 @@ pub struct StepNumbers {
 #[derive(Debug, Clone, Serialize)]
 pub struct Breakdown {
     /// `step_annotations` or `replays_as_decode`.
-    pub method: &'static str,
+    pub method: AssignmentMethod,
     /// All GPU time.
     pub total_gpu_time_us: f64,
     /// Share of GPU time no step claimed.
@@ -372,8 +372,8 @@ pub struct Breakdown {
 /// One stage.
 #[derive(Debug, Clone, Serialize)]
 pub struct Stage {
-    /// `prefill`, `decode`, `mixed`, `other` or `unassigned`.
-    pub stage: &'static str,
+    /// `prefill`, `decode`, `mixed`, `other`, `step` or `unassigned`.
+    pub stage: StageKey,
     /// Steps.
     pub steps: u32,
     /// GPU events.
@@ -385,7 +385,7 @@ pub struct Stage {
     /// Union of intervals per device.
     pub busy_time_us: f64,
     /// What the window spans: `step_windows`, `gpu_span`, `mixed` or `not_measured`.
-    pub idle_basis: &'static str,
+    pub idle_basis: IdleBasis,
     /// Step windows, or the stage's GPU span per device.
     pub window_us: f64,
     /// Window minus busy.
@@ -482,12 +482,8 @@ pub struct Row {
 impl Breakdown {
     /// From an analysis breakdown, keeping the `top` kernels per stage.
     pub fn new(breakdown: &StageBreakdown, top: usize) -> Self {
-        let method = match breakdown.method {
-            AssignmentMethod::StepAnnotations => "step_annotations",
-            AssignmentMethod::ReplaysAsDecode => "replays_as_decode",
-        };
         Breakdown {
-            method,
+            method: breakdown.method,
             total_gpu_time_us: micros(breakdown.total_gpu_time),
             unassigned_share: breakdown.unassigned_share(),
             stages: breakdown
@@ -523,13 +519,13 @@ fn time_rows(rows: &[TimeRow], whole: Duration, limit: usize) -> Vec<Row> {
 fn stage(summary: &StageSummary, total: Duration, top: usize) -> Stage {
     let rows = |rows: &[TimeRow], limit: usize| time_rows(rows, summary.gpu_time, limit);
     Stage {
-        stage: summary.stage.as_str(),
+        stage: summary.stage,
         steps: summary.steps,
         events: summary.events,
         gpu_time_us: micros(summary.gpu_time),
         share_of_total: share(summary.gpu_time, total),
         busy_time_us: micros(summary.busy_time),
-        idle_basis: summary.idle_basis.as_str(),
+        idle_basis: summary.idle_basis,
         window_us: micros(summary.window),
         idle_time_us: micros(summary.idle_time),
         unrecorded_replays: summary.unrecorded_replays,

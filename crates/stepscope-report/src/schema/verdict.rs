@@ -72,6 +72,8 @@ mod tests {
     use stepscope_analysis::passes::replay_coverage::{
         Counter, FindingKind, ReplayStatus, Verdict,
     };
+    use stepscope_analysis::passes::stage_breakdown::{AssignmentMethod, IdleBasis, StageKey};
+    use stepscope_analysis::passes::steps::Stage;
     use stepscope_model::patterns::RecordingPattern;
 
     /// `value` as serde writes it into the JSON document.
@@ -109,6 +111,24 @@ mod tests {
             ReplayStatus::Damaged,
         ] {
             assert_eq!(wire(status), status.as_str());
+        }
+        for stage in Stage::ALL.map(StageKey::Stage).into_iter() {
+            assert_eq!(wire(stage), stage.as_str());
+        }
+        assert_eq!(wire(StageKey::Unassigned), "unassigned");
+        for method in [
+            AssignmentMethod::StepAnnotations,
+            AssignmentMethod::ReplaysAsDecode,
+        ] {
+            assert_eq!(wire(method), method.as_str());
+        }
+        for basis in [
+            IdleBasis::StepWindows,
+            IdleBasis::GpuSpan,
+            IdleBasis::Mixed,
+            IdleBasis::NotMeasured,
+        ] {
+            assert_eq!(wire(basis), basis.as_str());
         }
     }
 

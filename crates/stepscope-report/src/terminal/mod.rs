@@ -12,6 +12,7 @@ use comfy_table::{
     CellAlignment, ColumnConstraint, ContentArrangement, Table, Width, presets::UTF8_FULL_CONDENSED,
 };
 use std::fmt::Write;
+use stepscope_analysis::passes::stage_breakdown::IdleBasis;
 use verdict::{graph_table, misses_work, render_findings, render_verdict};
 
 /// How wide tables may be.
@@ -304,10 +305,10 @@ fn render_breakdown(
 /// `, idle X of Y step windows` (or GPU span), with a warning beside unrecorded replays.
 fn idle_text(stage: &Stage, missing_work: bool) -> String {
     let over = match stage.idle_basis {
-        "step_windows" => "step windows",
-        "gpu_span" => "GPU span (first to last event, per device)",
-        "mixed" => "step windows and GPU spans",
-        _ => return String::new(),
+        IdleBasis::StepWindows => "step windows",
+        IdleBasis::GpuSpan => "GPU span (first to last event, per device)",
+        IdleBasis::Mixed => "step windows and GPU spans",
+        IdleBasis::NotMeasured => return String::new(),
     };
     let note = if stage.unrecorded_replays > 0 {
         let estimate = stage
@@ -336,7 +337,7 @@ fn render_stage(out: &mut String, stage: &Stage, missing_work: bool, options: &T
     let _ = writeln!(
         out,
         "\n{} — {}, {}, GPU time {} ({} of all), busy {}{idle}",
-        stage.stage.to_uppercase(),
+        stage.stage.as_str().to_uppercase(),
         count(stage.steps, "step"),
         count(stage.events as u32, "event"),
         micros_text(stage.gpu_time_us),
