@@ -7,8 +7,14 @@
 
 use crate::{HipVersion, Platform};
 
-/// A way a profile loses or misplaces graph replays' kernels.
+/// A way a profile loses or misplaces graph replays' kernels. With the `serde` feature it
+/// serialises as its name ([`RecordingPattern::as_str`]: `empty_replays`, …).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[cfg_attr(
+    feature = "serde",
+    derive(serde::Serialize),
+    serde(rename_all = "snake_case")
+)]
 pub enum RecordingPattern {
     /// Whole replays recorded no kernel while eager work around them did: HIP graph packet
     /// capture at instantiate keeps only the replay a host sync follows.
@@ -79,6 +85,12 @@ impl RecordingPattern {
                 "kernels hold durations ten times longer and shorter than the same kernels in other replays of their graph"
             }
         }
+    }
+}
+
+impl std::fmt::Display for RecordingPattern {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
     }
 }
 

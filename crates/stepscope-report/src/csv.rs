@@ -5,7 +5,7 @@ mod ranges;
 
 use crate::schema::{Document, EvidenceWire, Row, UnverifiedWire};
 use std::path::{Path, PathBuf};
-use stepscope_analysis::passes::replay_coverage::COUNTERS;
+use stepscope_analysis::passes::replay_coverage::Counter;
 
 /// Writes `graphs.csv`, `findings.csv`, `stages.csv`, `categories.csv` and `kernels.csv`
 /// into `dir` (created if missing), and with `--range` also `ranges.csv`,
@@ -75,7 +75,7 @@ fn graphs(document: &Document) -> Records {
         "expected_nodes_per_replay",
         "expected_source",
     ]);
-    header.extend(COUNTERS.iter().map(|c| c.name.to_owned()));
+    header.extend(Counter::ALL.iter().map(|c| c.name().to_owned()));
     header.extend(strings(&[
         "coverage",
         "completeness",
@@ -95,9 +95,9 @@ fn graphs(document: &Document) -> Records {
                 opt(g.graph_id),
                 g.first_kernel.clone().unwrap_or_default(),
                 opt(g.expected_nodes_per_replay),
-                g.expected_source.to_owned(),
+                g.expected_source.as_str().to_owned(),
             ];
-            record.extend(n.counters.iter().map(|(_, v)| v.to_string()));
+            record.extend(Counter::ALL.iter().map(|c| c.value(&n.totals).to_string()));
             record.extend([
                 n.coverage.to_string(),
                 opt(n.completeness),
@@ -135,7 +135,7 @@ fn findings(document: &Document) -> Records {
         for f in &file.replay_coverage.findings {
             out.push(vec![
                 file.path.clone(),
-                f.kind.to_owned(),
+                f.kind.as_str().to_owned(),
                 f.replay.to_string(),
                 f.launch_ts_us.to_string(),
                 f.step.clone().unwrap_or_default(),
@@ -208,7 +208,7 @@ fn stages(document: &Document) -> Records {
         for s in &file.breakdown.stages {
             out.push(vec![
                 file.path.clone(),
-                s.stage.to_owned(),
+                s.stage.as_str().to_owned(),
                 s.steps.to_string(),
                 s.events.to_string(),
                 s.gpu_time_us.to_string(),
@@ -216,7 +216,7 @@ fn stages(document: &Document) -> Records {
                 s.busy_time_us.to_string(),
                 s.idle_time_us.to_string(),
                 s.window_us.to_string(),
-                s.idle_basis.to_owned(),
+                s.idle_basis.as_str().to_owned(),
             ]);
         }
     }
@@ -277,7 +277,7 @@ fn rows(document: &Document, kernels: bool) -> Records {
         for s in &file.breakdown.stages {
             let list = if kernels { &s.kernels } else { &s.categories };
             for r in list {
-                let lead = vec![file.path.clone(), s.stage.to_owned()];
+                let lead = vec![file.path.clone(), s.stage.as_str().to_owned()];
                 out.push(row_record(lead, r, kernels));
             }
         }

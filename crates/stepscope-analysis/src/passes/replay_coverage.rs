@@ -21,18 +21,23 @@ use super::graph_launches::{GraphLaunches, ReplayDamage};
 use super::launch_links::{LaunchLinks, OrphanCounts};
 use super::missing_time::{IdleBound, MissingNodes, MissingTime};
 use super::steps::Steps;
+use serde::Serialize;
 use stepscope_model::{Duration, GpuEventKind, RuntimeCallKind, Trace};
 
+mod finding;
 mod late_start;
 mod timing;
 mod totals;
 
 pub use timing::overlapping_replays;
 
-pub use totals::{COUNTERS, CounterInfo, CoverageTotals, Range};
+pub use finding::FindingKind;
+pub use totals::{Counter, CoverageTotals, Range};
 
-/// How a replay's recorded nodes compare with its graph.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+/// How a replay's recorded nodes compare with its graph; serialised as its lower-case name
+/// ([`ReplayStatus::as_str`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
 pub enum ReplayStatus {
     /// Every expected node recorded, and the expected size has evidence beyond this replay.
     Complete,
@@ -58,6 +63,12 @@ impl ReplayStatus {
             ReplayStatus::Empty => "empty",
             ReplayStatus::Damaged => "damaged",
         }
+    }
+}
+
+impl std::fmt::Display for ReplayStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
     }
 }
 
@@ -142,8 +153,10 @@ pub struct GraphCoverage {
     pub totals: CoverageTotals,
 }
 
-/// The overall finding.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+/// The overall finding; serialised as its name in JSON output ([`Verdict::as_str`]:
+/// `complete`, `no-replays`, …).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum Verdict {
     /// The trace holds no events at all.
     NoEvents,
@@ -178,11 +191,6 @@ impl Verdict {
         Verdict::Incomplete,
     ];
 
-    /// The verdict [`Verdict::as_str`] names, if it names one.
-    pub fn from_name(name: &str) -> Option<Self> {
-        Self::ALL.into_iter().find(|v| v.as_str() == name)
-    }
-
     /// Lower-case name, as in JSON output.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -209,6 +217,12 @@ impl Verdict {
             Verdict::Unverified => strict,
             Verdict::Complete | Verdict::NoReplays => false,
         }
+    }
+}
+
+impl std::fmt::Display for Verdict {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
     }
 }
 

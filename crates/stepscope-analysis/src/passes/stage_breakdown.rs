@@ -17,15 +17,23 @@ use super::launch_links::LaunchLinks;
 use super::replay_coverage::{Range, Replay, ReplayStatus};
 use super::steps::{Stage, Steps};
 use rustc_hash::FxHashMap;
+use serde::Serialize;
 use stepscope_model::{Duration, NameId, RuntimeCallKind, Timestamp, Trace};
 
-/// A stage, or work no step could claim.
+/// A stage, or work no step could claim; serialised as its name ([`StageKey::as_str`]).
+/// Ordered: the framework's stages in [`Stage`]'s order, then unassigned work.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum StageKey {
     /// One of the framework's stages.
     Stage(Stage),
     /// Not inside any step.
     Unassigned,
+}
+
+impl Serialize for StageKey {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
 }
 
 impl StageKey {
@@ -38,13 +46,37 @@ impl StageKey {
     }
 }
 
-/// How events were assigned to stages.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+impl std::fmt::Display for StageKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// How events were assigned to stages; serialised as its name
+/// ([`AssignmentMethod::as_str`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
 pub enum AssignmentMethod {
     /// Through step annotations.
     StepAnnotations,
     /// No annotations: graph replays count as decode, the rest is unassigned.
     ReplaysAsDecode,
+}
+
+impl AssignmentMethod {
+    /// Its name, as in JSON output.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AssignmentMethod::StepAnnotations => "step_annotations",
+            AssignmentMethod::ReplaysAsDecode => "replays_as_decode",
+        }
+    }
+}
+
+impl std::fmt::Display for AssignmentMethod {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
 }
 
 /// Time of one category or kernel within a stage.
@@ -85,8 +117,10 @@ impl TimeRow {
     }
 }
 
-/// What a stage's window (and so its idle time) is measured over.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// What a stage's window (and so its idle time) is measured over; serialised as its name
+/// ([`IdleBasis::as_str`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
 pub enum IdleBasis {
     /// Its steps' windows: from each step's first GPU event start to its last end.
     StepWindows,

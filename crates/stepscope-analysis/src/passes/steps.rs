@@ -12,6 +12,7 @@
 //! wins over PyTorch's own `ProfilerStep#N` (stage `step`: a loop iteration, not decode).
 
 use regex::Regex;
+use serde::Serialize;
 use std::sync::LazyLock;
 use stepscope_model::{NameId, ProcessId, Timestamp, Trace};
 
@@ -41,8 +42,9 @@ impl Framework {
     }
 }
 
-/// What kind of work a step does.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+/// What kind of work a step does; serialised as its name ([`Stage::as_str`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Stage {
     /// Prompt processing.
     Prefill,
@@ -76,6 +78,12 @@ impl Stage {
             Stage::Other => "other",
             Stage::Step => "step",
         }
+    }
+}
+
+impl std::fmt::Display for Stage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
     }
 }
 

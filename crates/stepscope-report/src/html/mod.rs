@@ -18,6 +18,7 @@ use crate::schema::{Document, TIMELINE_BINS, Timeline};
 use crate::terminal::{TerminalOptions, combined_verdict, file_verdict, finding_text};
 use serde::Serialize;
 use std::path::Path;
+use stepscope_analysis::passes::replay_coverage::FindingKind;
 
 const TEMPLATE: &str = include_str!("report.html");
 const STYLE: &str = include_str!("report.css");
@@ -145,7 +146,7 @@ fn section_data<'a>(section: &'a Section<'a>, bins: u32) -> SectionData<'a> {
                     .replay_coverage
                     .findings
                     .iter()
-                    .any(|f| f.kind == "UnverifiedReplay")
+                    .any(|f| f.kind == FindingKind::UnverifiedReplay)
                     .then_some(crate::schema::HOW_TO_SETTLE),
             })
             .collect(),

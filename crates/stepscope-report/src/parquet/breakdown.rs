@@ -11,13 +11,13 @@ pub fn stages(document: &Document, run_id: &str) -> Table {
     let rows = keyed(document, |f| f.breakdown.stages.iter());
     let mut table = keyed_table("stages", run_id, &rows);
     table
-        .column("stage", &rows, |r| r.item.stage)
+        .column("stage", &rows, |r| r.item.stage.as_str())
         .column("steps", &rows, |r| r.item.steps)
         .column("events", &rows, |r| r.item.events)
         .column("gpu_time_ns", &rows, |r| ns(r.item.gpu_time_us))
         .column("share_of_total", &rows, |r| r.item.share_of_total)
         .column("busy_time_ns", &rows, |r| ns(r.item.busy_time_us))
-        .column("idle_basis", &rows, |r| r.item.idle_basis)
+        .column("idle_basis", &rows, |r| r.item.idle_basis.as_str())
         .column("window_ns", &rows, |r| ns(r.item.window_us))
         .column("idle_time_ns", &rows, |r| ns(r.item.idle_time_us))
         .column("unrecorded_replays", &rows, |r| r.item.unrecorded_replays)
@@ -58,7 +58,7 @@ fn stage_rows<'a>(document: &'a Document, kernels: bool) -> Vec<Keyed<'a, StageR
         f.breakdown.stages.iter().flat_map(move |s| {
             let list = if kernels { &s.kernels } else { &s.categories };
             list.iter().enumerate().map(|(i, row)| StageRow {
-                stage: s.stage,
+                stage: s.stage.as_str(),
                 position: i + 1,
                 row,
             })

@@ -4,6 +4,7 @@ use super::files::numbers;
 use super::ns;
 use super::table::{Small, Table};
 use crate::schema::{Document, EvidenceWire, FileReport, UnverifiedWire};
+use stepscope_analysis::passes::replay_coverage::FindingKind;
 
 /// A row of one file: the key columns come from `file`.
 pub struct Keyed<'a, T> {
@@ -60,7 +61,9 @@ pub fn graphs(document: &Document, run_id: &str) -> Table {
         .column("expected_nodes_per_replay_high", &rows, |r| {
             r.item.expected_nodes_per_replay_high
         })
-        .column("expected_source", &rows, |r| r.item.expected_source)
+        .column("expected_source", &rows, |r| {
+            r.item.expected_source.as_str()
+        })
         .column("reference_time_ns", &rows, |r| ns(r.item.reference_time_us));
     numbers(&mut table, &rows, |r| Some(&r.item.numbers));
     table
@@ -76,8 +79,10 @@ pub fn replays(document: &Document, run_id: &str) -> Table {
         .column("launch_ts_ns", &rows, |r| r.item.launch_ts_ns)
         .column("step", &rows, |r| r.item.step.as_deref())
         .column("graph", &rows, |r| r.item.graph)
-        .column("status", &rows, |r| r.item.status)
-        .column("finding", &rows, |r| r.item.finding)
+        .column("status", &rows, |r| r.item.status.as_str())
+        .column("finding", &rows, |r| {
+            r.item.finding.map(FindingKind::as_str)
+        })
         .column("recorded_nodes", &rows, |r| r.item.recorded_nodes)
         .column("expected_nodes", &rows, |r| {
             let e = &r.item;
@@ -107,7 +112,7 @@ pub fn findings(document: &Document, run_id: &str) -> Table {
     let rows = keyed(document, |f| f.replay_coverage.findings.iter());
     let mut table = keyed_table("findings", run_id, &rows);
     table
-        .column("kind", &rows, |r| r.item.kind)
+        .column("kind", &rows, |r| r.item.kind.as_str())
         .column("replay", &rows, |r| r.item.replay)
         .column("launch_ts_ns", &rows, |r| ns(r.item.launch_ts_us))
         .column("step", &rows, |r| r.item.step.as_deref())

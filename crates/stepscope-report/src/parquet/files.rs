@@ -3,8 +3,10 @@
 
 use super::table::{Small, Table, UtcMicros};
 use super::{RunInfo, ns};
-use crate::schema::{Coverage, CoverageNumbers, Document, FailedFile, FileReport, UNREADABLE};
-use stepscope_analysis::passes::replay_coverage::COUNTERS;
+use crate::schema::{Coverage, CoverageNumbers, Document, FailedFile, FileReport, OverallVerdict};
+use stepscope_analysis::passes::replay_coverage::Counter;
+use stepscope_analysis::passes::stage_breakdown::StageKey;
+use stepscope_analysis::passes::steps::Stage;
 
 /// One row per run.
 pub fn runs(document: &Document, run: &RunInfo) -> Table {
@@ -19,7 +21,7 @@ pub fn runs(document: &Document, run: &RunInfo) -> Table {
         .column("inputs", &rows, |(_, r)| r.inputs)
         .column("files_read", &rows, |(d, _)| d.files.len())
         .column("files_failed", &rows, |(d, _)| d.failed_files.len())
-        .column("verdict", &rows, |(d, _)| d.verdict)
+        .column("verdict", &rows, |(d, _)| d.verdict.as_str())
         .column("partial", &rows, |(d, _)| d.partial)
         .column("warnings", &rows, |(d, _)| {
             (!d.warnings.is_empty()).then(|| d.warnings.join("\n"))
@@ -48,14 +50,14 @@ impl<'a> Input<'a> {
         }
     }
 
-    /// GPU time of stage `name` (0 when the file has none).
-    fn stage_time_ns(&self, name: &str) -> Option<i64> {
+    /// GPU time of `stage` (0 when the file has none).
+    fn stage_time_ns(&self, stage: Stage) -> Option<i64> {
         let breakdown = &self.read()?.breakdown;
         Some(
             breakdown
                 .stages
                 .iter()
-                .find(|s| s.stage == name)
+                .find(|s| s.stage == StageKey::Stage(stage))
                 .map_or(0, |s| ns(s.gpu_time_us)),
         )
     }
@@ -84,7 +86,9 @@ pub fn files(document: &Document, run_id: &str) -> Table {
             Input::Failed(failed) => Some(failed.error.as_str()),
         })
         .column("verdict", &rows, |r| {
-            r.read().map_or(UNREADABLE, |f| f.replay_coverage.verdict)
+            r.read().map_or(OverallVerdict::Unreadable.as_str(), |f| {
+                f.replay_coverage.verdict.as_str()
+            })
         })
         .column("unavailable_reason", &rows, |r| {
             r.read()
@@ -131,15 +135,17 @@ fn events(table: &mut Table, rows: &[Input<'_>]) {
         .column("flows", rows, |r| r.read().map(|f| f.events.flows));
 }
 
-/// The replay counters (one list: `COUNTERS`), coverage, completeness and missing time, as
-/// in the JSON's `replay_coverage` (per file) and `graphs[]`.
+/// The replay counters (one list: [`Counter::ALL`]), coverage, completeness and missing
+/// time, as in the JSON's `replay_coverage` (per file) and `graphs[]`.
 pub fn numbers<R>(
     table: &mut Table,
     rows: &[R],
     get: impl Fn(&R) -> Option<&CoverageNumbers> + Copy,
 ) {
-    for counter in &COUNTERS {
-        table.column(counter.name, rows, |r| get(r).map(|n| n.get(counter.name)));
+    for counter in Counter::ALL {
+        table.column(counter.name(), rows, |r| {
+            get(r).map(|n| counter.value(&n.totals))
+        });
     }
     table
         .column("coverage", rows, |r| get(r).map(|n| n.coverage))
@@ -201,7 +207,7 @@ fn coverage(table: &mut Table, rows: &[Input<'_>]) {
         .column("graphs", rows, |r| c(r).map(|c| c.graphs.len()))
         .column("patterns", rows, |r| {
             c(r).map(|c| {
-                let names: Vec<&str> = c.patterns.iter().map(|p| p.pattern).collect();
+                let names: Vec<&str> = c.patterns.iter().map(|p| p.pattern.as_str()).collect();
                 names.join(", ")
             })
         })
@@ -220,7 +226,7 @@ fn breakdown(table: &mut Table, rows: &[Input<'_>]) {
             r.read().map(|f| f.steps.counts.values().sum::<usize>())
         })
         .column("breakdown_method", rows, |r| {
-            r.read().map(|f| f.breakdown.method)
+            r.read().map(|f| f.breakdown.method.as_str())
         })
         .column("total_gpu_time_ns", rows, |r| {
             r.read().map(|f| ns(f.breakdown.total_gpu_time_us))
@@ -228,14 +234,18 @@ fn breakdown(table: &mut Table, rows: &[Input<'_>]) {
         .column("unassigned_share", rows, |r| {
             r.read().map(|f| f.breakdown.unassigned_share)
         })
-        .column("prefill_gpu_time_ns", rows, |r| r.stage_time_ns("prefill"))
-        .column("decode_gpu_time_ns", rows, |r| r.stage_time_ns("decode"))
+        .column("prefill_gpu_time_ns", rows, |r| {
+            r.stage_time_ns(Stage::Prefill)
+        })
+        .column("decode_gpu_time_ns", rows, |r| {
+            r.stage_time_ns(Stage::Decode)
+        })
         .column("decode_share", rows, |r| {
             r.read().map(|f| {
                 f.breakdown
                     .stages
                     .iter()
-                    .find(|s| s.stage == "decode")
+                    .find(|s| s.stage == StageKey::Stage(Stage::Decode))
                     .map_or(0.0, |s| s.share_of_total)
             })
         })

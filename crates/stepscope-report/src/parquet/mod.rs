@@ -247,7 +247,9 @@ mod tests {
         Document {
             schema_version: crate::schema::SCHEMA_VERSION,
             tool: Tool::current(),
-            verdict: "no-replays",
+            verdict: crate::schema::OverallVerdict::Worst(
+                stepscope_analysis::passes::replay_coverage::Verdict::NoReplays,
+            ),
             partial: false,
             failed_files: Vec::new(),
             warnings: Vec::new(),

@@ -1,6 +1,8 @@
-//! Wire types of replay coverage: the verdict, the counters (from the one list in
-//! `stepscope_analysis::passes::replay_coverage::COUNTERS`), ranges, graphs and findings
-//! with typed evidence.
+//! Wire types of replay coverage: the verdict, the counters (the analysis's
+//! [`CoverageTotals`], written in the order of its one list, [`Counter::ALL`]), ranges,
+//! graphs, patterns and findings with typed evidence. The verdict, the counters, the finding
+//! kinds and the patterns stay the analysis's types all the way to the renderers, which
+//! `match` on them; serde writes their names.
 
 use super::{micros, text};
 use serde::Serialize;
@@ -9,10 +11,10 @@ use stepscope_analysis::TraceAnalysis;
 use stepscope_analysis::passes::graph_identity::{Evidence, SizeSource, Unverified};
 use stepscope_analysis::passes::recording_patterns::PatternDetail;
 use stepscope_analysis::passes::replay_coverage::{
-    COUNTERS, CoverageTotals, GraphCoverage, Replay, ReplayCoverage, ReplayStatus,
+    Counter, CoverageTotals, FindingKind, GraphCoverage, ReplayCoverage, Verdict,
 };
 use stepscope_model::Trace;
-use stepscope_model::patterns::cures_seen;
+use stepscope_model::patterns::{RecordingPattern, cures_seen};
 
 /// Findings listed per file at most; counts always cover all of them.
 pub const MAX_FINDINGS: usize = 200;
@@ -22,7 +24,7 @@ pub const MAX_FINDINGS: usize = 200;
 pub struct Coverage {
     /// `complete`, `unverified`, `unavailable`, `mistimed`, `damaged`, `incomplete`,
     /// `no-replays` or `no-events`.
-    pub verdict: &'static str,
+    pub verdict: Verdict,
     /// With `unavailable`: why this file cannot show replays, and how to record one that can.
     pub unavailable_reason: Option<String>,
     /// Counts, ratios and ranges.
@@ -73,7 +75,7 @@ pub struct Coverage {
 pub struct PatternWire {
     /// `no_gpu_events`, `recording_stopped`, `partial_replays`, `empty_replays`,
     /// `kernels_after_step` or `implausible_durations`.
-    pub pattern: &'static str,
+    pub pattern: RecordingPattern,
     /// What it looks like.
     pub description: &'static str,
     /// Replays it explains.
@@ -152,11 +154,13 @@ pub struct CureWire {
     pub sources: &'static str,
 }
 
-/// Replay counts, ratios and ranges; the counters come from the analysis's one list.
+/// Replay counts, ratios and ranges. The counters are the analysis's totals: a renderer
+/// reads one by its field (`totals.short_replays`), or all of them through [`Counter::ALL`]
+/// (`counter.value(&totals)`), the order they are written in.
 #[derive(Debug, Clone)]
 pub struct CoverageNumbers {
-    /// `(name, value)` of every counter, in order.
-    pub counters: Vec<(&'static str, u64)>,
+    /// The counts behind everything else here.
+    pub totals: CoverageTotals,
     /// `recorded_replays / replays`.
     pub coverage: f64,
     /// Recorded / expected nodes: exact where every size is known, else `None`.
@@ -178,7 +182,7 @@ impl CoverageNumbers {
     pub fn new(t: &CoverageTotals) -> Self {
         let completeness = t.completeness();
         CoverageNumbers {
-            counters: COUNTERS.iter().map(|c| (c.name, (c.get)(t))).collect(),
+            totals: *t,
             coverage: t.coverage(),
             completeness: completeness.estimate,
             completeness_low: completeness.low,
@@ -188,21 +192,13 @@ impl CoverageNumbers {
             missing_gpu_time_high_us: t.missing_time.high.map(micros),
         }
     }
-
-    /// The value of counter `name` (0 when there is none).
-    pub fn get(&self, name: &str) -> u64 {
-        self.counters
-            .iter()
-            .find(|(n, _)| *n == name)
-            .map_or(0, |(_, v)| *v)
-    }
 }
 
 impl Serialize for CoverageNumbers {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let mut map = serializer.serialize_map(Some(self.counters.len() + 7))?;
-        for (name, value) in &self.counters {
-            map.serialize_entry(name, value)?;
+        let mut map = serializer.serialize_map(Some(Counter::ALL.len() + 7))?;
+        for counter in Counter::ALL {
+            map.serialize_entry(&counter, &counter.value(&self.totals))?;
         }
         map.serialize_entry("coverage", &self.coverage)?;
         map.serialize_entry("completeness", &self.completeness)?;
@@ -241,15 +237,59 @@ pub struct Graph {
     pub expected_nodes_per_replay_low: Option<u32>,
     /// Expected nodes per replay, at most (`null`: no upper bound, or unknown graph).
     pub expected_nodes_per_replay_high: Option<u32>,
-    /// `capture_trace` (launches under a capture: the size, or one less), `repeated` (the
-    /// largest replay recorded identically by several replays), `single_replay` (by one: a
-    /// lower bound) or `unknown`.
-    pub expected_source: &'static str,
+    /// Where the expected size comes from.
+    pub expected_source: ExpectedSource,
     /// GPU time of the reference replay.
     pub reference_time_us: f64,
     /// Counts, ratios and ranges.
     #[serde(flatten)]
     pub numbers: CoverageNumbers,
+}
+
+/// Where a graph's expected size comes from; serialised as its name
+/// ([`ExpectedSource::as_str`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ExpectedSource {
+    /// `capture_trace`: launches under a capture (the size, or one less).
+    CaptureTrace,
+    /// `repeated`: the largest replay recorded identically by several replays.
+    Repeated,
+    /// `single_replay`: recorded by one replay (a lower bound).
+    SingleReplay,
+    /// `largest_replay`: the largest replay, recorded identically by several replays while
+    /// more of the graph's replays recorded less (a lower bound).
+    LargestReplay,
+    /// `union_of_parts`: the union of parts that replays at one slot or in one run each kept.
+    UnionOfParts,
+    /// `unknown`: replays of unknown graph, with no capture.
+    Unknown,
+}
+
+impl ExpectedSource {
+    /// Of a graph whose size came from `source` (`None`: unknown).
+    pub fn new(source: Option<SizeSource>) -> Self {
+        match source {
+            Some(SizeSource::Capture) => ExpectedSource::CaptureTrace,
+            Some(SizeSource::Repeated(_)) => ExpectedSource::Repeated,
+            Some(SizeSource::Single) => ExpectedSource::SingleReplay,
+            Some(SizeSource::Largest(_)) => ExpectedSource::LargestReplay,
+            Some(SizeSource::Union(_)) => ExpectedSource::UnionOfParts,
+            None => ExpectedSource::Unknown,
+        }
+    }
+
+    /// Its name, as in JSON output.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ExpectedSource::CaptureTrace => "capture_trace",
+            ExpectedSource::Repeated => "repeated",
+            ExpectedSource::SingleReplay => "single_replay",
+            ExpectedSource::LargestReplay => "largest_replay",
+            ExpectedSource::UnionOfParts => "union_of_parts",
+            ExpectedSource::Unknown => "unknown",
+        }
+    }
 }
 
 /// Why a replay was given its graph, or why its size holds: a typed value.
@@ -512,7 +552,7 @@ pub const HOW_TO_SETTLE: &str = "pass the capture trace recorded while the serve
 pub struct Finding {
     /// `ReplayWithoutKernels`, `ShortReplay`, `DamagedReplay`, `DeferredKernelBurst`,
     /// `ImplausibleDurations`, `UnverifiedReplay` or `ReplayOrderMismatch`.
-    pub kind: &'static str,
+    pub kind: FindingKind,
     /// Replay number (0-based, launch order).
     pub replay: usize,
     /// Host time of its launch.
@@ -539,30 +579,6 @@ pub struct Finding {
     pub shared_correlation: bool,
 }
 
-/// The finding kinds, in report order.
-pub const FINDING_KINDS: [&str; 7] = [
-    "ReplayWithoutKernels",
-    "ShortReplay",
-    "DamagedReplay",
-    "DeferredKernelBurst",
-    "ImplausibleDurations",
-    "UnverifiedReplay",
-    "ReplayOrderMismatch",
-];
-
-pub(super) fn finding_kind(replay: &Replay) -> Option<&'static str> {
-    match replay.status {
-        ReplayStatus::Empty => Some("ReplayWithoutKernels"),
-        ReplayStatus::Short => Some("ShortReplay"),
-        ReplayStatus::Damaged => Some("DamagedReplay"),
-        _ if replay.deferred => Some("DeferredKernelBurst"),
-        _ if replay.implausible => Some("ImplausibleDurations"),
-        ReplayStatus::Unverified => Some("UnverifiedReplay"),
-        ReplayStatus::Complete if replay.order_mismatch => Some("ReplayOrderMismatch"),
-        ReplayStatus::Complete => None,
-    }
-}
-
 fn findings(trace: &Trace, analysis: &TraceAnalysis) -> Vec<Finding> {
     let steps = &analysis.steps.steps;
     let coverage = &analysis.coverage;
@@ -571,7 +587,7 @@ fn findings(trace: &Trace, analysis: &TraceAnalysis) -> Vec<Finding> {
         .iter()
         .enumerate()
         .filter_map(|(index, replay)| {
-            let kind = finding_kind(replay)?;
+            let kind = replay.finding()?;
             Some(Finding {
                 kind,
                 replay: index,
@@ -621,7 +637,7 @@ pub fn coverage(trace: &Trace, analysis: &TraceAnalysis) -> Coverage {
     let c: &ReplayCoverage = &analysis.coverage;
     let share = c.totals.missing_share(c.recorded_gpu_time);
     Coverage {
-        verdict: c.verdict.as_str(),
+        verdict: c.verdict,
         unavailable_reason: c.unavailable.clone(),
         numbers: CoverageNumbers::new(&c.totals),
         recorded_gpu_time_us: micros(c.recorded_gpu_time),
@@ -659,7 +675,7 @@ fn patterns(trace: &Trace, analysis: &TraceAnalysis) -> Vec<PatternWire> {
         .patterns
         .iter()
         .map(|p| PatternWire {
-            pattern: p.pattern.as_str(),
+            pattern: p.pattern,
             description: p.pattern.description(),
             replays: p.replays.len() as u32,
             replay_list: p.replays.iter().copied().take(MAX_FINDINGS).collect(),
@@ -726,14 +742,7 @@ fn graph(g: &GraphCoverage) -> Graph {
         expected_nodes_per_replay: g.expected_nodes,
         expected_nodes_per_replay_low: g.expected_range.map(|r| r.0),
         expected_nodes_per_replay_high: g.expected_range.and_then(|r| r.1),
-        expected_source: match g.size_source {
-            Some(SizeSource::Capture) => "capture_trace",
-            Some(SizeSource::Repeated(_)) => "repeated",
-            Some(SizeSource::Single) => "single_replay",
-            Some(SizeSource::Largest(_)) => "largest_replay",
-            Some(SizeSource::Union(_)) => "union_of_parts",
-            None => "unknown",
-        },
+        expected_source: ExpectedSource::new(g.size_source),
         reference_time_us: micros(g.reference_time),
         numbers: CoverageNumbers::new(&g.totals),
     }

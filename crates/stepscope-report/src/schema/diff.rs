@@ -6,11 +6,11 @@
 //! `(new − base) / base` (`null` when base is 0). A refused stage has no row in `stages`:
 //! its numbers are left out on purpose, and `refused` says why.
 
-use super::{CoverageNumbers, FailedFile, Tool, micros, share, text};
+use super::{CoverageNumbers, FailedFile, OverallVerdict, Tool, micros, share, text};
 use serde::Serialize;
 use stepscope_analysis::diff::{Amount, BreakdownDiff, RowDiff, Side, StageDiff};
-use stepscope_analysis::passes::replay_coverage::CoverageTotals;
-use stepscope_analysis::passes::stage_breakdown::AssignmentMethod;
+use stepscope_analysis::passes::replay_coverage::{CoverageTotals, Verdict};
+use stepscope_analysis::passes::stage_breakdown::{AssignmentMethod, StageKey};
 use stepscope_model::Duration;
 
 /// Version of the diff document's layout (separate from `analyze`'s [`super::SCHEMA_VERSION`]).
@@ -67,7 +67,7 @@ pub struct DiffSide {
     /// The trace files analysed (combined as ranks of one run when several).
     pub files: Vec<String>,
     /// Worst verdict over its files; `unreadable` when one could not be read.
-    pub verdict: &'static str,
+    pub verdict: OverallVerdict,
     /// Replay counts summed over its files (as `analyze`'s coverage numbers).
     pub replay_coverage: CoverageNumbers,
     /// Whether a file was read only up to a break (`--allow-truncated`).
@@ -77,7 +77,7 @@ pub struct DiffSide {
     /// What its files repeat or disagree on (as `analyze`'s warnings).
     pub warnings: Vec<String>,
     /// How its events were assigned to stages: `step_annotations` or `replays_as_decode`.
-    pub method: &'static str,
+    pub method: AssignmentMethod,
 }
 
 /// Where a side comes from.
@@ -94,8 +94,8 @@ pub struct SideSource {
 /// A side's analysis, as the command gathered it.
 #[derive(Debug, Clone, Copy)]
 pub struct SideFacts<'a> {
-    /// Worst verdict word (or `unreadable`).
-    pub verdict: &'static str,
+    /// Worst verdict over its files (or `unreadable`).
+    pub verdict: OverallVerdict,
     /// Summed replay counts.
     pub totals: &'a CoverageTotals,
     /// Its stage assignment.
@@ -122,15 +122,8 @@ impl DiffSide {
             partial: facts.partial,
             failed_files,
             warnings,
-            method: match facts.method {
-                AssignmentMethod::StepAnnotations => "step_annotations",
-                AssignmentMethod::ReplaysAsDecode => "replays_as_decode",
-            },
+            method: facts.method,
         }
-    }
-
-    fn count(&self, name: &str) -> u64 {
-        self.replay_coverage.get(name)
     }
 }
 
@@ -180,7 +173,7 @@ pub struct RowDelta {
 #[derive(Debug, Clone, Serialize)]
 pub struct StageDelta {
     /// `prefill`, `decode`, `mixed`, `other`, `step` or `unassigned`.
-    pub stage: &'static str,
+    pub stage: StageKey,
     /// Compared only because of `--force`: a side's unrecorded replays make it untrustworthy.
     pub forced: bool,
     /// With `forced`: why it would have been refused; else `null`.
@@ -214,7 +207,7 @@ pub struct StageDelta {
 #[derive(Debug, Clone, Serialize)]
 pub struct RefusedStage {
     /// The stage.
-    pub stage: &'static str,
+    pub stage: StageKey,
     /// The sides to blame.
     pub sides: Vec<RefusedSide>,
     /// Why, in one paragraph (each side's sentence).
@@ -229,7 +222,7 @@ pub struct RefusedSide {
     /// `base` or `new`.
     pub side: &'static str,
     /// Its verdict.
-    pub verdict: &'static str,
+    pub verdict: OverallVerdict,
     /// Graph replays.
     pub replays: u64,
     /// Those with at least one kernel recorded.
@@ -259,7 +252,7 @@ impl DiffDocument {
         let refused = diff
             .refused
             .iter()
-            .map(|r| refused_stage(r.stage.as_str(), &r.sides, sides))
+            .map(|r| refused_stage(r.stage, &r.sides, sides))
             .collect();
         let forced = stages.iter().any(|s| s.forced);
         let notes = notes(sides, &stages);
@@ -341,7 +334,7 @@ fn stage_delta(
     let (kernels, kernels_left_out) = first(stage.kernels.iter().map(kernel).collect(), limit);
     let (appeared, appeared_left_out) = first(one_side(RowDiff::appeared, true), limit);
     let (vanished, vanished_left_out) = first(one_side(RowDiff::vanished, false), limit);
-    let name = stage.stage.as_str();
+    let name = stage.stage;
     StageDelta {
         stage: name,
         forced: !stage.forced.is_empty(),
@@ -361,11 +354,7 @@ fn stage_delta(
     }
 }
 
-fn refused_stage(
-    stage: &'static str,
-    blamed: &[Side],
-    sides: (&DiffSide, &DiffSide),
-) -> RefusedStage {
+fn refused_stage(stage: StageKey, blamed: &[Side], sides: (&DiffSide, &DiffSide)) -> RefusedStage {
     let sides: Vec<RefusedSide> = blamed
         .iter()
         .map(|side| {
@@ -389,68 +378,81 @@ fn refused_stage(
     }
 }
 
-fn refused_side(side: Side, wire: &DiffSide, stage: &str) -> RefusedSide {
+fn refused_side(side: Side, wire: &DiffSide, stage: StageKey) -> RefusedSide {
+    let t = &wire.replay_coverage.totals;
     RefusedSide {
         side: side.as_str(),
         verdict: wire.verdict,
-        replays: wire.count("replays"),
-        recorded_replays: wire.count("recorded_replays"),
-        empty_replays: wire.count("empty_replays"),
-        short_replays: wire.count("short_replays"),
-        damaged_replays: wire.count("damaged_replays"),
+        replays: u64::from(t.replays),
+        recorded_replays: u64::from(t.recorded_replays),
+        empty_replays: u64::from(t.empty_replays),
+        short_replays: u64::from(t.short_replays),
+        damaged_replays: u64::from(t.damaged_replays),
         explanation: explanation(side, wire, stage),
     }
 }
 
 /// `NEW: 12 of 48 graph replays recorded (36 empty): its decode time lacks …`.
-fn explanation(side: Side, wire: &DiffSide, stage: &str) -> String {
+fn explanation(side: Side, wire: &DiffSide, stage: StageKey) -> String {
     let label = side.as_str().to_uppercase();
     let reads_as = match side {
         Side::Base => "a slowdown",
         Side::New => "a speedup",
     };
-    let (replays, recorded) = (wire.count("replays"), wire.count("recorded_replays"));
     let lost = |what: &str| {
         format!(
             "its {stage} time lacks {what}, so a {stage} delta would show the profiler's loss as {reads_as}"
         )
     };
-    let verdict = wire.verdict.to_uppercase();
-    let (empty, short) = (wire.count("empty_replays"), wire.count("short_replays"));
+    let t = &wire.replay_coverage.totals;
+    let replays = t.replays;
+    let verdict = wire.verdict.as_str().to_uppercase();
     let what = match wire.verdict {
-        "incomplete" if empty + short > 0 => {
-            let mut parts = Vec::new();
-            if empty > 0 {
-                parts.push(format!("{empty} empty"));
-            }
-            if short > 0 {
-                parts.push(format!("{short} short"));
-            }
+        OverallVerdict::Worst(Verdict::Incomplete) if t.empty_replays + t.short_replays > 0 => {
             format!(
-                "{recorded} of {replays} graph replays recorded ({}): {}",
-                parts.join(", "),
+                "{} of {replays} graph replays recorded ({}): {}",
+                t.recorded_replays,
+                unrecorded(t),
                 lost("the unrecorded replays' kernels")
             )
         }
-        "incomplete" => format!("the GPU recording lost work: {}", lost("it")),
-        "damaged" => format!(
+        OverallVerdict::Worst(Verdict::Incomplete) => {
+            format!("the GPU recording lost work: {}", lost("it"))
+        }
+        OverallVerdict::Worst(Verdict::Damaged) => format!(
             "{} of {replays} graph replays lost events to bad data in the file: {}",
-            wire.count("damaged_replays"),
+            t.damaged_replays,
             lost("those events")
         ),
-        "mistimed" => format!(
+        OverallVerdict::Worst(Verdict::Mistimed) => format!(
             "graph replays' kernels were recorded at the wrong time (after their step, or with other kernels' durations): its {stage} time is misplaced or mismeasured"
         ),
-        "unavailable" => format!(
+        OverallVerdict::Worst(Verdict::Unavailable) => format!(
             "the trace cannot link GPU work to graph launches, so whether its {stage} time holds every replay is unknown"
         ),
-        _ => format!(
+        OverallVerdict::Unreadable
+        | OverallVerdict::Partial
+        | OverallVerdict::Worst(
+            Verdict::NoEvents | Verdict::NoReplays | Verdict::Complete | Verdict::Unverified,
+        ) => format!(
             "{} could not be read: {}",
             plural(wire.failed_files.len() as u64, "input file"),
             lost("their work")
         ),
     };
     format!("{label} ({verdict}): {what}")
+}
+
+/// `36 empty`, `2 short`, `36 empty, 2 short`: the replays that lost kernels.
+fn unrecorded(t: &CoverageTotals) -> String {
+    let mut parts = Vec::new();
+    if t.empty_replays > 0 {
+        parts.push(format!("{} empty", t.empty_replays));
+    }
+    if t.short_replays > 0 {
+        parts.push(format!("{} short", t.short_replays));
+    }
+    parts.join(", ")
 }
 
 fn plural(n: u64, noun: &str) -> String {
@@ -464,8 +466,8 @@ fn plural(n: u64, noun: &str) -> String {
 fn notes((base, new): (&DiffSide, &DiffSide), stages: &[StageDelta]) -> Vec<String> {
     let mut notes = Vec::new();
     for (label, side) in [("BASE", base), ("NEW", new)] {
-        if side.verdict == "unverified" {
-            let sizes = match side.count("unverified_replays") {
+        if side.verdict == OverallVerdict::Worst(Verdict::Unverified) {
+            let sizes = match side.replay_coverage.totals.unverified_replays {
                 1 => "1 replay's size rests on itself alone".to_owned(),
                 n => format!("{n} replays' sizes rest on themselves alone"),
             };

@@ -10,14 +10,16 @@ mod coverage;
 pub mod diff;
 mod replays;
 mod timeline;
+mod verdict;
 
 pub use coverage::{
-    Coverage, CoverageNumbers, CureWire, EvidenceWire, FINDING_KINDS, Finding, Graph,
+    Coverage, CoverageNumbers, CureWire, EvidenceWire, ExpectedSource, Finding, Graph,
     HOW_TO_SETTLE, MAX_FINDINGS, MultiKernel, PatternDetailWire, PatternWire, UnverifiedWire,
     count,
 };
 pub use replays::ReplayRecord;
 pub use timeline::{TIMELINE_BINS, TIMELINE_CLASSES, TIMELINE_STAGES, Timeline, TimelineRow};
+pub use verdict::{OverallVerdict, overall_verdict};
 
 use serde::Serialize;
 use stepscope_analysis::TraceAnalysis;
@@ -26,7 +28,7 @@ use stepscope_analysis::passes::ranges::RangeBreakdown;
 use stepscope_analysis::passes::replay_coverage::Verdict;
 use stepscope_analysis::passes::runtime_advice::RuntimeAdvice;
 use stepscope_analysis::passes::stage_breakdown::{
-    AssignmentMethod, DecidedTimes, StageBreakdown, StageSummary, TimeRow,
+    AssignmentMethod, DecidedTimes, IdleBasis, StageBreakdown, StageKey, StageSummary, TimeRow,
 };
 use stepscope_model::patterns::RecordingPattern;
 use stepscope_model::switches::{CUDA_MISSING_KERNELS_NOTE, CUDA_NOTE, SwitchAdvice};
@@ -61,8 +63,9 @@ pub struct Document {
     pub schema_version: u32,
     /// `stepscope` and its version.
     pub tool: Tool,
-    /// Worst verdict over all files; `unreadable` when an input file could not be read.
-    pub verdict: &'static str,
+    /// Worst verdict over all files ([`overall_verdict`]); `unreadable` when an input file
+    /// could not be read.
+    pub verdict: OverallVerdict,
     /// Whether any file was read only up to a break (`--allow-truncated`).
     pub partial: bool,
     /// Input files that could not be read, with the error.
@@ -74,36 +77,6 @@ pub struct Document {
     pub files: Vec<FileReport>,
     /// All files together, when there is more than one.
     pub combined: Option<Combined>,
-}
-
-/// The top-level verdict word when an input could not be read.
-pub const UNREADABLE: &str = "unreadable";
-
-/// The top-level verdict word when an input was read only up to a break
-/// (`--allow-truncated`) and nothing worse was found in what was read.
-pub const PARTIAL: &str = "partial";
-
-/// The verdict of every input together: `unreadable` when a file could not be read, else
-/// `no-events` when a file holds no events (a rank that recorded nothing is missing work,
-/// whatever the other ranks show), else the worst file verdict — `partial` instead of a
-/// passing one (complete, unverified, no-replays) when a file was read only up to a break.
-pub fn overall_verdict(
-    verdicts: &[stepscope_analysis::passes::replay_coverage::Verdict],
-    failed_files: usize,
-    partial_files: usize,
-) -> &'static str {
-    use stepscope_analysis::passes::replay_coverage::Verdict;
-    if failed_files > 0 {
-        return UNREADABLE;
-    }
-    if verdicts.contains(&Verdict::NoEvents) {
-        return Verdict::NoEvents.as_str();
-    }
-    let worst = stepscope_analysis::combine::combine_verdicts(verdicts.iter().copied());
-    if partial_files > 0 && !worst.fails_gate(false) {
-        return PARTIAL;
-    }
-    worst.as_str()
 }
 
 /// An input file that could not be read.
@@ -147,7 +120,7 @@ pub struct Combined {
     pub partial_files: usize,
     /// The verdict of every input together ([`overall_verdict`]): never `complete` when a
     /// file could not be read, holds no events or was read only in part.
-    pub verdict: &'static str,
+    pub verdict: OverallVerdict,
     /// Summed replay counts.
     pub replay_coverage: CoverageNumbers,
     /// Summed breakdown.
@@ -387,7 +360,7 @@ pub struct StepNumbers {
 #[derive(Debug, Clone, Serialize)]
 pub struct Breakdown {
     /// `step_annotations` or `replays_as_decode`.
-    pub method: &'static str,
+    pub method: AssignmentMethod,
     /// All GPU time.
     pub total_gpu_time_us: f64,
     /// Share of GPU time no step claimed.
@@ -399,8 +372,8 @@ pub struct Breakdown {
 /// One stage.
 #[derive(Debug, Clone, Serialize)]
 pub struct Stage {
-    /// `prefill`, `decode`, `mixed`, `other` or `unassigned`.
-    pub stage: &'static str,
+    /// `prefill`, `decode`, `mixed`, `other`, `step` or `unassigned`.
+    pub stage: StageKey,
     /// Steps.
     pub steps: u32,
     /// GPU events.
@@ -412,7 +385,7 @@ pub struct Stage {
     /// Union of intervals per device.
     pub busy_time_us: f64,
     /// What the window spans: `step_windows`, `gpu_span`, `mixed` or `not_measured`.
-    pub idle_basis: &'static str,
+    pub idle_basis: IdleBasis,
     /// Step windows, or the stage's GPU span per device.
     pub window_us: f64,
     /// Window minus busy.
@@ -512,12 +485,8 @@ pub struct Row {
 impl Breakdown {
     /// From an analysis breakdown, keeping the `top` kernels per stage.
     pub fn new(breakdown: &StageBreakdown, top: usize) -> Self {
-        let method = match breakdown.method {
-            AssignmentMethod::StepAnnotations => "step_annotations",
-            AssignmentMethod::ReplaysAsDecode => "replays_as_decode",
-        };
         Breakdown {
-            method,
+            method: breakdown.method,
             total_gpu_time_us: micros(breakdown.total_gpu_time),
             unassigned_share: breakdown.unassigned_share(),
             stages: breakdown
@@ -563,13 +532,13 @@ fn time_rows(rows: &[TimeRow], whole: Duration, limit: usize) -> Vec<Row> {
 fn stage(summary: &StageSummary, total: Duration, top: usize) -> Stage {
     let rows = |rows: &[TimeRow], limit: usize| time_rows(rows, summary.gpu_time, limit);
     Stage {
-        stage: summary.stage.as_str(),
+        stage: summary.stage,
         steps: summary.steps,
         events: summary.events,
         gpu_time_us: micros(summary.gpu_time),
         share_of_total: share(summary.gpu_time, total),
         busy_time_us: micros(summary.busy_time),
-        idle_basis: summary.idle_basis.as_str(),
+        idle_basis: summary.idle_basis,
         window_us: micros(summary.window),
         idle_time_us: micros(summary.idle_time),
         unrecorded_replays: summary.unrecorded_replays,

@@ -2,9 +2,10 @@
 //! the JSON document (which lists at most [`super::MAX_FINDINGS`] problem replays), and made
 //! only when asked ([`super::FileReport::replays`]), since a trace may hold 100 000 replays.
 
-use super::coverage::{EvidenceWire, UnverifiedWire, finding_kind};
+use super::coverage::{EvidenceWire, UnverifiedWire};
 use super::text;
 use stepscope_analysis::TraceAnalysis;
+use stepscope_analysis::passes::replay_coverage::{FindingKind, ReplayStatus};
 use stepscope_model::Trace;
 
 /// One graph replay.
@@ -19,9 +20,9 @@ pub struct ReplayRecord {
     /// Its graph number (1-based); `None`: unknown graph.
     pub graph: Option<usize>,
     /// `complete`, `unverified`, `short`, `empty` or `damaged`.
-    pub status: &'static str,
-    /// The finding it raises, if any (`ShortReplay`, …; see [`super::FINDING_KINDS`]).
-    pub finding: Option<&'static str>,
+    pub status: ReplayStatus,
+    /// The finding it raises, if any (`ShortReplay`, …).
+    pub finding: Option<FindingKind>,
     /// Recorded GPU events.
     pub recorded_nodes: u32,
     /// Expected nodes, at least.
@@ -66,8 +67,8 @@ impl ReplayRecord {
                 launch_ts_ns: trace.runtime.start[replay.launch as usize].as_nanos(),
                 step: replay.step.map(|s| text(trace.name(steps[s].name))),
                 graph: replay.graph.map(|g| g + 1),
-                status: replay.status.as_str(),
-                finding: finding_kind(replay),
+                status: replay.status,
+                finding: replay.finding(),
                 recorded_nodes: replay.recorded_nodes,
                 expected_nodes_low: replay.expected.low,
                 expected_nodes_high: replay.expected.high,

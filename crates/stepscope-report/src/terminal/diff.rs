@@ -79,8 +79,8 @@ fn side_line(out: &mut String, label: &str, side: &DiffSide, options: &TerminalO
         "{label}  {}{files}{windows}: {} — {} of {} recorded ({}), completeness {}",
         side.path,
         verdict_word(side.verdict, options),
-        n.get("recorded_replays"),
-        count(n.get("replays") as u32, "graph replay"),
+        n.totals.recorded_replays,
+        count(n.totals.replays, "graph replay"),
         percent(n.coverage),
         completeness_text(n)
     );
@@ -90,7 +90,7 @@ fn render_refused(out: &mut String, refused: &RefusedStage) {
     let _ = writeln!(
         out,
         "\nREFUSED: {} not compared",
-        refused.stage.to_uppercase()
+        refused.stage.as_str().to_uppercase()
     );
     for side in &refused.sides {
         let _ = writeln!(out, "  {}", side.explanation);
@@ -117,7 +117,7 @@ fn stage_table(stages: &[StageDelta], options: &TerminalOptions) -> comfy_table:
         let name = if stage.forced {
             format!("{} (forced)", stage.stage)
         } else {
-            stage.stage.to_owned()
+            stage.stage.to_string()
         };
         table.add_row(vec![
             name,
@@ -139,7 +139,7 @@ fn render_stage(out: &mut String, stage: &StageDelta, options: &TerminalOptions)
     let _ = writeln!(
         out,
         "\n{} — {} → {} ({}, {})",
-        stage.stage.to_uppercase(),
+        stage.stage.as_str().to_uppercase(),
         micros_text(stage.base.time_us),
         micros_text(stage.new.time_us),
         signed_micros(stage.delta_us),

@@ -15,7 +15,8 @@ use comfy_table::{
     CellAlignment, ColumnConstraint, ContentArrangement, Table, Width, presets::UTF8_FULL_CONDENSED,
 };
 use std::fmt::Write;
-use verdict::{graph_table, render_findings, render_verdict};
+use stepscope_analysis::passes::stage_breakdown::IdleBasis;
+use verdict::{graph_table, misses_work, render_findings, render_verdict};
 
 /// How wide tables may be.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -163,7 +164,7 @@ fn render_file(out: &mut String, file: &FileReport, options: &TerminalOptions) {
         );
     }
     render_findings(out, &file.replay_coverage, options);
-    let missing_work = matches!(file.replay_coverage.verdict, "incomplete" | "damaged");
+    let missing_work = misses_work(file.replay_coverage.verdict);
     render_breakdown(out, &file.breakdown, missing_work, options);
     if let Some(found) = &file.ranges {
         ranges::render_ranges(out, found, options);
@@ -223,8 +224,8 @@ pub fn combined_verdict(combined: &Combined, options: &TerminalOptions) -> Strin
     format!(
         "replay coverage: {}{why} — kernels of {} of {} recorded ({}), completeness {}\n",
         verdict_word(combined.verdict, options),
-        n.get("recorded_replays"),
-        count(n.get("replays") as u32, "graph replay"),
+        n.totals.recorded_replays,
+        count(n.totals.replays, "graph replay"),
         percent(n.coverage),
         completeness_text(n)
     )
@@ -343,10 +344,10 @@ fn render_breakdown(
 /// `, idle X of Y step windows` (or GPU span), with a warning beside unrecorded replays.
 fn idle_text(stage: &Stage, missing_work: bool) -> String {
     let over = match stage.idle_basis {
-        "step_windows" => "step windows",
-        "gpu_span" => "GPU span (first to last event, per device)",
-        "mixed" => "step windows and GPU spans",
-        _ => return String::new(),
+        IdleBasis::StepWindows => "step windows",
+        IdleBasis::GpuSpan => "GPU span (first to last event, per device)",
+        IdleBasis::Mixed => "step windows and GPU spans",
+        IdleBasis::NotMeasured => return String::new(),
     };
     let note = if stage.unrecorded_replays > 0 {
         let estimate = stage
@@ -375,7 +376,7 @@ fn render_stage(out: &mut String, stage: &Stage, missing_work: bool, options: &T
     let _ = writeln!(
         out,
         "\n{} — {}, {}, GPU time {} ({} of all), busy {}{idle}",
-        stage.stage.to_uppercase(),
+        stage.stage.as_str().to_uppercase(),
         count(stage.steps, "step"),
         count(stage.events as u32, "event"),
         micros_text(stage.gpu_time_us),

@@ -2,31 +2,76 @@
 
 use super::{TerminalOptions, count, new_table, percent, right_align, truncate_middle};
 use crate::schema::{
-    Advice, Coverage, CoverageNumbers, FINDING_KINDS, FileReport, Finding, Graph, HOW_TO_SETTLE,
-    MAX_FINDINGS, PatternDetailWire, PatternWire, UnverifiedWire,
+    Advice, Coverage, CoverageNumbers, ExpectedSource, FileReport, Finding, Graph, HOW_TO_SETTLE,
+    MAX_FINDINGS, OverallVerdict, PatternDetailWire, PatternWire, UnverifiedWire,
 };
 use comfy_table::Table;
 use owo_colors::OwoColorize;
 use std::fmt::Write;
-use stepscope_analysis::passes::replay_coverage::COUNTERS;
+use stepscope_analysis::passes::replay_coverage::{Counter, CoverageTotals, FindingKind, Verdict};
 
-/// The verdict as a word (upper case, coloured when asked).
-pub fn verdict_word(verdict: &str, options: &TerminalOptions) -> String {
+/// How a verdict reads: good news, bad news, or something to look at.
+enum Tone {
+    Good,
+    Bad,
+    Caution,
+}
+
+fn tone(verdict: OverallVerdict) -> Tone {
+    match verdict {
+        OverallVerdict::Worst(Verdict::Complete) => Tone::Good,
+        OverallVerdict::Worst(
+            Verdict::Incomplete | Verdict::Damaged | Verdict::Mistimed | Verdict::NoEvents,
+        )
+        | OverallVerdict::Unreadable
+        | OverallVerdict::Partial => Tone::Bad,
+        OverallVerdict::Worst(Verdict::Unverified | Verdict::Unavailable | Verdict::NoReplays) => {
+            Tone::Caution
+        }
+    }
+}
+
+/// The verdict as a word (upper case, coloured when asked): a file's [`Verdict`], or the
+/// [`OverallVerdict`] of several inputs.
+pub fn verdict_word(verdict: impl Into<OverallVerdict>, options: &TerminalOptions) -> String {
+    let verdict = verdict.into();
     let word = match verdict {
-        "unverified" => "UNVERIFIED (complete as far as the trace shows)".to_owned(),
-        "no-events" => "NO-EVENTS".to_owned(),
-        "unavailable" => "UNAVAILABLE".to_owned(),
-        other => other.to_uppercase(),
+        OverallVerdict::Worst(Verdict::Unverified) => {
+            "UNVERIFIED (complete as far as the trace shows)".to_owned()
+        }
+        OverallVerdict::Worst(
+            Verdict::NoEvents
+            | Verdict::NoReplays
+            | Verdict::Complete
+            | Verdict::Unavailable
+            | Verdict::Mistimed
+            | Verdict::Damaged
+            | Verdict::Incomplete,
+        )
+        | OverallVerdict::Unreadable
+        | OverallVerdict::Partial => verdict.as_str().to_uppercase(),
     };
     if !options.color {
         return word;
     }
+    match tone(verdict) {
+        Tone::Good => word.green().bold().to_string(),
+        Tone::Bad => word.red().bold().to_string(),
+        Tone::Caution => word.yellow().bold().to_string(),
+    }
+}
+
+/// Whether the verdict means GPU work is missing from the trace (replays short, empty or
+/// damaged), so the breakdown's numbers lack it.
+pub fn misses_work(verdict: Verdict) -> bool {
     match verdict {
-        "complete" => word.green().bold().to_string(),
-        "incomplete" | "damaged" | "mistimed" | "no-events" | "unreadable" | "partial" => {
-            word.red().bold().to_string()
-        }
-        _ => word.yellow().bold().to_string(),
+        Verdict::Incomplete | Verdict::Damaged => true,
+        Verdict::NoEvents
+        | Verdict::NoReplays
+        | Verdict::Complete
+        | Verdict::Unverified
+        | Verdict::Unavailable
+        | Verdict::Mistimed => false,
     }
 }
 
@@ -55,57 +100,8 @@ pub fn completeness_text(n: &CoverageNumbers) -> String {
 /// The verdict line and what belongs right under it.
 pub fn render_verdict(out: &mut String, file: &FileReport, options: &TerminalOptions) {
     let coverage = &file.replay_coverage;
-    let n = &coverage.numbers;
     let word = verdict_word(coverage.verdict, options);
-    let replays = n.get("replays");
-    let _ = match coverage.verdict {
-        "no-events" | "no-replays" | "mistimed" | "unavailable" => {
-            writeln!(out, "{}", rare_headline(coverage, &word))
-        }
-        "complete" => writeln!(
-            out,
-            "replay coverage: {word} — kernels of {} recorded ({} nodes){}; every graph's size corroborated",
-            all_replays(replays),
-            n.get("recorded_nodes"),
-            if n.get("order_mismatches") == 0 {
-                ", in capture order"
-            } else {
-                ""
-            }
-        ),
-        "unverified" => writeln!(
-            out,
-            "replay coverage: {word} — kernels of {} recorded ({} nodes); {} unverified",
-            all_replays(replays),
-            n.get("recorded_nodes"),
-            sizes(n.get("unverified_replays"))
-        ),
-        "damaged" => writeln!(
-            out,
-            "replay coverage: {word} — {} of {replays} replays lost GPU events to bad data in the file (see damage below): not a runtime symptom, and no switch repairs it",
-            n.get("damaged_replays")
-        ),
-        "incomplete" if n.get("short_replays") + n.get("empty_replays") == 0 => writeln!(
-            out,
-            "replay coverage: {word} — GPU events are missing beyond the replays (see the pattern below): per-op shares from this trace do not hold; {}",
-            if replays == 0 {
-                "no graph replays".to_owned()
-            } else {
-                format!("kernels of {} recorded", all_replays(replays))
-            }
-        ),
-        _ => writeln!(
-            out,
-            "replay coverage: {word} — kernels of {} of {} recorded ({}); {} short, {} empty{}; completeness {}",
-            n.get("recorded_replays"),
-            count(replays as u32, "graph replay"),
-            percent(n.coverage),
-            n.get("short_replays"),
-            n.get("empty_replays"),
-            damaged_suffix(n),
-            completeness_text(n)
-        ),
-    };
+    let _ = writeln!(out, "{}", headline(coverage, &word));
     render_missing(out, coverage);
     render_patterns(out, coverage);
     if file.advice.applies {
@@ -114,33 +110,77 @@ pub fn render_verdict(out: &mut String, file: &FileReport, options: &TerminalOpt
     render_also(out, file);
 }
 
-/// The headline of the verdicts with nothing to count, or few.
-fn rare_headline(coverage: &Coverage, word: &str) -> String {
+/// The verdict line: `replay coverage: WORD — …`.
+fn headline(coverage: &Coverage, word: &str) -> String {
     let n = &coverage.numbers;
+    let t = &n.totals;
     match coverage.verdict {
-        "no-events" => format!(
+        Verdict::NoEvents => format!(
             "replay coverage: {word} — the trace holds no events: nothing was recorded, or this is not the file you meant"
         ),
-        "no-replays" => {
+        Verdict::NoReplays => {
             format!("replay coverage: {word} — the trace has no graph launches; nothing to check")
         }
-        "unavailable" => format!(
+        Verdict::Unavailable => format!(
             "replay coverage: {word} — this file cannot show whether graph replays were recorded: {}",
             coverage
                 .unavailable_reason
                 .as_deref()
                 .unwrap_or("no launch linkage")
         ),
-        _ => format!(
+        Verdict::Mistimed => format!(
             "replay coverage: {word} — kernels of {} recorded ({} nodes), but {} with wrong timings (after their step, or other kernels' durations): their per-step and per-op times cannot be trusted",
-            all_replays(n.get("replays")),
-            n.get("recorded_nodes"),
-            count(
-                (n.get("deferred_replays") + n.get("implausible_replays")) as u32,
-                "replay"
-            )
+            all_replays(t.replays),
+            t.recorded_nodes,
+            count(t.deferred_replays + t.implausible_replays, "replay")
         ),
+        Verdict::Complete => format!(
+            "replay coverage: {word} — kernels of {} recorded ({} nodes){}; every graph's size corroborated",
+            all_replays(t.replays),
+            t.recorded_nodes,
+            if t.order_mismatches == 0 {
+                ", in capture order"
+            } else {
+                ""
+            }
+        ),
+        Verdict::Unverified => format!(
+            "replay coverage: {word} — kernels of {} recorded ({} nodes); {} unverified",
+            all_replays(t.replays),
+            t.recorded_nodes,
+            sizes(t.unverified_replays)
+        ),
+        Verdict::Damaged => format!(
+            "replay coverage: {word} — {} of {} replays lost GPU events to bad data in the file (see damage below): not a runtime symptom, and no switch repairs it",
+            t.damaged_replays, t.replays
+        ),
+        Verdict::Incomplete => incomplete_headline(n, word),
     }
+}
+
+/// The verdict line of replays that lost kernels, or of GPU work lost beyond them.
+fn incomplete_headline(n: &CoverageNumbers, word: &str) -> String {
+    let t = &n.totals;
+    if t.short_replays + t.empty_replays == 0 {
+        return format!(
+            "replay coverage: {word} — GPU events are missing beyond the replays (see the pattern below): per-op shares from this trace do not hold; {}",
+            if t.replays == 0 {
+                "no graph replays".to_owned()
+            } else {
+                format!("kernels of {} recorded", all_replays(t.replays))
+            }
+        );
+    }
+    format!(
+        "replay coverage: {word} — kernels of {} of {} recorded ({}); {} short, {} empty{}; completeness {}",
+        t.recorded_replays,
+        count(t.replays, "graph replay"),
+        percent(n.coverage),
+        t.short_replays,
+        t.empty_replays,
+        damaged_suffix(t),
+        completeness_text(n)
+    )
 }
 
 fn render_patterns(out: &mut String, coverage: &Coverage) {
@@ -149,7 +189,7 @@ fn render_patterns(out: &mut String, coverage: &Coverage) {
         let _ = writeln!(
             out,
             "  pattern {}: {}; its replays: {share} of the GPU time",
-            pattern.pattern,
+            pattern.pattern.as_str(),
             pattern_seen(pattern)
         );
         for cure in &pattern.cures {
@@ -222,7 +262,7 @@ fn pattern_seen(pattern: &PatternWire) -> String {
 }
 
 /// `all 25 graph replays`, `the one graph replay`.
-fn all_replays(replays: u64) -> String {
+fn all_replays(replays: u32) -> String {
     if replays == 1 {
         "the one graph replay".to_owned()
     } else {
@@ -230,7 +270,7 @@ fn all_replays(replays: u64) -> String {
     }
 }
 
-fn sizes(unverified: u64) -> String {
+fn sizes(unverified: u32) -> String {
     if unverified == 1 {
         "1 replay's size is".to_owned()
     } else {
@@ -238,8 +278,8 @@ fn sizes(unverified: u64) -> String {
     }
 }
 
-fn damaged_suffix(n: &CoverageNumbers) -> String {
-    match n.get("damaged_replays") {
+fn damaged_suffix(t: &CoverageTotals) -> String {
+    match t.damaged_replays {
         0 => String::new(),
         d => format!(", {d} damaged"),
     }
@@ -252,16 +292,21 @@ fn render_missing(out: &mut String, coverage: &Coverage) {
         coverage.missing_share_high,
     );
     let _ = match coverage.verdict {
-        "incomplete" | "damaged" => writeln!(
+        Verdict::Incomplete | Verdict::Damaged => writeln!(
             out,
             "  missing replay GPU time: {range} of the GPU time (recorded + missing); per-op shares below describe the work that was recorded, mostly prefill and eager ops"
         ),
-        "unverified" if coverage.missing_share_high > 0.0 => writeln!(
+        Verdict::Unverified if coverage.missing_share_high > 0.0 => writeln!(
             out,
             "  if the unverified replays lost nodes, at most {} of the GPU time is missing",
             percent(coverage.missing_share_high)
         ),
-        _ => return,
+        Verdict::Unverified
+        | Verdict::NoEvents
+        | Verdict::NoReplays
+        | Verdict::Complete
+        | Verdict::Unavailable
+        | Verdict::Mistimed => return,
     };
     for basis in &coverage.missing_basis {
         let _ = writeln!(out, "    {basis}");
@@ -304,14 +349,14 @@ fn render_advice(out: &mut String, advice: &Advice) {
 }
 
 fn render_also(out: &mut String, file: &FileReport) {
-    let n = &file.replay_coverage.numbers;
-    let (mismatches, deferred) = (n.get("order_mismatches"), n.get("deferred_replays"));
+    let t = &file.replay_coverage.numbers.totals;
+    let (mismatches, deferred) = (t.order_mismatches, t.deferred_replays);
     if mismatches > 0 || deferred > 0 {
         let _ = writeln!(
             out,
             "  also: {} out of capture order, {} whose kernels were recorded after their step",
-            count(mismatches as u32, "replay"),
-            count(deferred as u32, "replay")
+            count(mismatches, "replay"),
+            count(deferred, "replay")
         );
     }
     let damage = &file.damage;
@@ -346,13 +391,17 @@ pub fn graph_table(graphs: &[Graph], options: &TerminalOptions) -> Table {
     let mut header = vec!["graph", "first kernel", "expected nodes"];
     // Counters that are zero for every graph are left out (JSON and CSV keep them all);
     // replays, recorded and complete always show.
-    let always = ["replays", "recorded_replays", "complete_replays"];
-    let shown: Vec<_> = COUNTERS
-        .iter()
-        .filter(|c| c.label.is_some())
-        .filter(|c| always.contains(&c.name) || graphs.iter().any(|g| g.numbers.get(c.name) > 0))
+    let always = [
+        Counter::Replays,
+        Counter::RecordedReplays,
+        Counter::CompleteReplays,
+    ];
+    let shown: Vec<Counter> = Counter::ALL
+        .into_iter()
+        .filter(|c| c.label().is_some())
+        .filter(|c| always.contains(c) || graphs.iter().any(|g| c.value(&g.numbers.totals) > 0))
         .collect();
-    header.extend(shown.iter().filter_map(|c| c.label));
+    header.extend(shown.iter().filter_map(|c| c.label()));
     header.push("completeness");
     let mut table = new_table(options, &header);
     for g in graphs {
@@ -366,17 +415,20 @@ pub fn graph_table(graphs: &[Graph], options: &TerminalOptions) -> Table {
             (Some(low), None) => format!("≥ {low}"),
             (None, _) => "unknown".to_owned(),
         };
-        let expected = if g.expected_source == "capture_trace" {
-            format!("{expected} (capture)")
-        } else {
-            expected
+        let expected = match g.expected_source {
+            ExpectedSource::CaptureTrace => format!("{expected} (capture)"),
+            ExpectedSource::Repeated
+            | ExpectedSource::SingleReplay
+            | ExpectedSource::LargestReplay
+            | ExpectedSource::UnionOfParts
+            | ExpectedSource::Unknown => expected,
         };
         let mut row = vec![
             g.graph.map_or("unknown".to_owned(), |g| g.to_string()),
             truncate_middle(g.first_kernel.as_deref().unwrap_or("—"), 48),
             expected,
         ];
-        row.extend(shown.iter().map(|c| n.get(c.name).to_string()));
+        row.extend(shown.iter().map(|c| c.value(&n.totals).to_string()));
         row.push(completeness_text(n));
         table.add_row(row);
     }
@@ -386,7 +438,7 @@ pub fn graph_table(graphs: &[Graph], options: &TerminalOptions) -> Table {
 
 /// Findings grouped by kind, with a few examples each.
 pub fn render_findings(out: &mut String, coverage: &Coverage, options: &TerminalOptions) {
-    for kind in FINDING_KINDS {
+    for kind in FindingKind::ALL {
         let found: Vec<&Finding> = coverage
             .findings
             .iter()
@@ -416,7 +468,7 @@ pub fn render_findings(out: &mut String, coverage: &Coverage, options: &Terminal
             let _ = writeln!(out, "    e.g. {} — {why}", describe(finding));
             shown.push(why);
         }
-        if kind == "UnverifiedReplay" {
+        if kind == FindingKind::UnverifiedReplay {
             let _ = writeln!(out, "    to settle: {HOW_TO_SETTLE}");
         }
     }
@@ -466,7 +518,7 @@ fn reason(finding: &Finding) -> String {
             ),
         };
     }
-    if finding.kind == "DamagedReplay" {
+    if finding.kind == FindingKind::DamagedReplay {
         return match (finding.refused_events, finding.shared_correlation) {
             (0, _) => "another host call carries its correlation id, so its GPU events cannot be told apart".to_owned(),
             (n, _) => format!("{} with its correlation id refused for bad data", count(n, "GPU event")),

@@ -453,7 +453,7 @@ fn capture_warnings(settings: &AnalyzeSettings, results: &[FileResult]) -> Vec<S
         .iter()
         .map(|r| {
             let coverage = &r.report.replay_coverage;
-            let replays = coverage.numbers.get("replays");
+            let replays = u64::from(coverage.numbers.totals.replays);
             (Path::new(&r.report.path), coverage.capture_matches, replays)
         })
         .collect();
@@ -566,13 +566,11 @@ pub fn outcome(document: &Document, settings: &AnalyzeSettings) -> Outcome {
         return Outcome::Success;
     }
     let verdicts = document.files.iter().map(|f| f.replay_coverage.verdict);
-    if verdicts.clone().any(|v| v == Verdict::NoEvents.as_str()) {
+    if verdicts.clone().any(|v| v == Verdict::NoEvents) {
         return Outcome::InputError;
     }
     // No-events files returned above; the rest fail as their verdict says.
-    let fails =
-        |word: &str| Verdict::from_name(word).is_some_and(|v| v.fails_gate(settings.strict));
-    if document.partial || verdicts.clone().any(fails) {
+    if document.partial || verdicts.clone().any(|v| v.fails_gate(settings.strict)) {
         Outcome::VerdictFailed
     } else {
         Outcome::Success

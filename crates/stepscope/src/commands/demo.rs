@@ -13,6 +13,8 @@ use anyhow::Context;
 use clap::Args;
 use std::fmt::Write;
 use std::path::{Path, PathBuf};
+use stepscope_analysis::passes::stage_breakdown::StageKey;
+use stepscope_analysis::passes::steps::Stage;
 use stepscope_demo::demo::{DemoSpec, Symptom, facts, generate};
 use stepscope_report::html::{Comparison, Page, Section};
 use stepscope_report::schema::diff::SideSource;
@@ -194,7 +196,11 @@ fn comparison(good: &Document, bad: &Document) -> String {
         "", "all recorded", "with the symptom"
     );
     let decode = |file: &stepscope_report::schema::FileReport| {
-        let stage = file.breakdown.stages.iter().find(|s| s.stage == "decode");
+        let stage = file
+            .breakdown
+            .stages
+            .iter()
+            .find(|s| s.stage == StageKey::Stage(Stage::Decode));
         (
             stage.map_or(0.0, |s| s.gpu_time_us),
             stage.map_or(0.0, |s| s.share_of_total),

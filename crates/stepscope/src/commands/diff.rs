@@ -19,7 +19,7 @@ use stepscope_analysis::passes::steps::Stage;
 use stepscope_ingest::ReadOptions;
 use stepscope_report::html::{Comparison, Page, Section};
 use stepscope_report::schema::diff::{DiffDocument, DiffSide, SideFacts, SideSource, UnusableSide};
-use stepscope_report::schema::{Document, UNREADABLE};
+use stepscope_report::schema::{Document, OverallVerdict};
 use stepscope_report::terminal::TerminalOptions;
 
 /// Arguments of `diff`.
@@ -227,7 +227,7 @@ pub struct Analysed {
     analyzed: Analyzed,
     breakdown: StageBreakdown,
     untrusted: Vec<StageKey>,
-    verdict: &'static str,
+    verdict: OverallVerdict,
 }
 
 impl Analysed {
@@ -236,13 +236,13 @@ impl Analysed {
         let breakdown = analyzed.breakdown()?;
         let mut untrusted = analyzed.untrusted_stages();
         let verdict = if analyzed.failed().is_empty() {
-            analyzed.verdict().as_str()
+            OverallVerdict::Worst(analyzed.verdict())
         } else {
             // An unreadable rank's work is missing from the side, replays included.
             untrusted.push(StageKey::Stage(Stage::Decode));
             untrusted.sort();
             untrusted.dedup();
-            UNREADABLE
+            OverallVerdict::Unreadable
         };
         Some(Analysed {
             source,

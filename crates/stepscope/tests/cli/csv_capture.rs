@@ -5,7 +5,7 @@ use crate::common::{
     tempdir, u64_at,
 };
 use serde_json::Value;
-use stepscope_analysis::passes::replay_coverage::COUNTERS;
+use stepscope_analysis::passes::replay_coverage::Counter;
 
 /// Splits CSV text into records (RFC 4180 quoting; enough for what the report writes).
 fn parse_csv(text: &str) -> Vec<Vec<String>> {
@@ -47,7 +47,7 @@ fn headers() -> Vec<(&'static str, String)> {
         "expected_nodes_per_replay",
         "expected_source",
     ];
-    graphs.extend(COUNTERS.iter().map(|c| c.name));
+    graphs.extend(Counter::ALL.map(Counter::name));
     graphs.extend([
         "coverage",
         "completeness",
@@ -152,12 +152,11 @@ fn rows_agree_with_the_json(
     for (row, graph) in graph_rows.iter().zip(json_graphs) {
         assert_eq!(row[1], graph["graph"].to_string());
         assert_eq!(row[3], graph["first_kernel"].as_str().unwrap_or_default());
-        for counter in COUNTERS {
+        for counter in Counter::ALL.map(Counter::name) {
             assert_eq!(
-                row[column(counter.name)],
-                graph[counter.name].to_string(),
-                "{}",
-                counter.name
+                row[column(counter)],
+                graph[counter].to_string(),
+                "{counter}"
             );
         }
     }

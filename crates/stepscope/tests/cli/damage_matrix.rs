@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use stepscope_synth::formats::{Parts, rocprof_json, rpd_json, write_rocprof_csv, write_rpd};
 
 /// The piecewise trace with one replay kernel ending before it starts (`dur` −3.5 µs).
-fn damaged_doc() -> Value {
+pub fn damaged_doc() -> Value {
     let (mut doc, rows) = crate::common::piecewise_replay_kernels();
     doc["traceEvents"][rows[40]]["dur"] = serde_json::json!(-3.5);
     doc

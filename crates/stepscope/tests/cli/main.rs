@@ -20,6 +20,7 @@ mod help;
 mod html;
 mod install;
 mod json;
+mod json_snapshot;
 mod kernel_ids;
 mod markers;
 mod multi_file;

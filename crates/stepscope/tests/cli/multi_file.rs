@@ -6,14 +6,14 @@ use crate::common::{
 };
 use serde_json::Value;
 use std::path::PathBuf;
-use stepscope_analysis::passes::replay_coverage::COUNTERS;
+use stepscope_analysis::passes::replay_coverage::Counter;
 
 fn assert_combined_sums(doc: &Value, files: usize) {
     let list = doc["files"].as_array().expect("files");
     assert_eq!(list.len(), files);
     let combined = &doc["combined"];
     assert_eq!(combined["files"].as_u64(), Some(files as u64));
-    for key in COUNTERS.iter().map(|c| c.name) {
+    for key in Counter::ALL.map(Counter::name) {
         let sum: u64 = list
             .iter()
             .map(|f| f["replay_coverage"][key].as_u64().expect(key))

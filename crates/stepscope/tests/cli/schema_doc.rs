@@ -4,6 +4,7 @@
 use crate::common::{SGLANG_DECODE, arg, incomplete_piecewise, stepscope, tempdir, trace};
 use serde_json::Value;
 use std::collections::BTreeSet;
+use stepscope_report::schema::OverallVerdict;
 
 const DOC: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/json-schema.md");
 
@@ -139,31 +140,22 @@ fn the_doc_states_the_schema_version_the_binary_writes() {
         text.contains(&format!("\"schema_version\": {version}")),
         "docs/json-schema.md shows schema_version {version}"
     );
-    for verdict in [
-        "complete",
-        "unverified",
-        "damaged",
-        "mistimed",
-        "incomplete",
-        "no-replays",
-        "no-events",
-        "unreadable",
-    ] {
+    let verdicts = stepscope_analysis::passes::replay_coverage::Verdict::ALL
+        .map(OverallVerdict::from)
+        .into_iter()
+        .chain([OverallVerdict::Unreadable, OverallVerdict::Partial]);
+    for verdict in verdicts {
         assert!(text.contains(&format!("`{verdict}`")), "verdict {verdict}");
     }
     for pattern in stepscope_model::patterns::RecordingPattern::ALL {
         let name = pattern.as_str();
         assert!(text.contains(&format!("`{name}`")), "pattern {name}");
     }
-    for kind in stepscope_report::schema::FINDING_KINDS {
+    for kind in stepscope_analysis::passes::replay_coverage::FindingKind::ALL {
         assert!(text.contains(&format!("`{kind}`")), "finding kind {kind}");
     }
-    for counter in stepscope_analysis::passes::replay_coverage::COUNTERS {
-        assert!(
-            text.contains(&format!("`{}`", counter.name)),
-            "counter {}",
-            counter.name
-        );
+    for counter in stepscope_analysis::passes::replay_coverage::Counter::ALL {
+        assert!(text.contains(&format!("`{counter}`")), "counter {counter}");
     }
     for evidence in [
         "capture",

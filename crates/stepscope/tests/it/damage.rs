@@ -65,7 +65,7 @@ fn each_kind_of_bad_data_damages_its_replay_and_gets_no_switch() {
         assert!(!report.advice.applies, "{name}");
         assert!(report.advice.switches.is_empty(), "{name}");
         assert_eq!(report.damage.refused_in_replays, 1, "{name}");
-        assert_eq!(report.replay_coverage.verdict, "damaged", "{name}");
+        assert_eq!(report.replay_coverage.verdict, Verdict::Damaged, "{name}");
     }
 }
 
@@ -115,7 +115,7 @@ fn cuda_traces_never_get_hip_switches() {
     let doc = TraceDoc::load(WITH_REPLAYS[0].1);
     let (emptied, _) = doc.without(&doc.launches[3].iter().copied().collect::<HashSet<_>>());
     let report = report(&emptied);
-    assert_eq!(report.replay_coverage.verdict, "incomplete");
+    assert_eq!(report.replay_coverage.verdict, Verdict::Incomplete);
     assert_eq!(report.platform, "cuda");
     assert!(report.advice.applies);
     assert!(report.advice.switches.is_empty());

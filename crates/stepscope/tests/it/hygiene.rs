@@ -16,7 +16,7 @@ fn document(doc: &Value) -> Document {
     Document {
         schema_version: SCHEMA_VERSION,
         tool: Tool::current(),
-        verdict: file.replay_coverage.verdict,
+        verdict: file.replay_coverage.verdict.into(),
         partial: false,
         failed_files: Vec::new(),
         warnings: Vec::new(),

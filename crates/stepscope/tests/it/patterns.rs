@@ -344,7 +344,7 @@ fn switch_advice_only_for_empty_replays_the_stop_does_not_explain() {
         "a stopped recording is not the runtime symptom"
     );
     let pattern = &file.replay_coverage.patterns[0];
-    assert_eq!(pattern.pattern, "recording_stopped");
+    assert_eq!(pattern.pattern, RecordingPattern::RecordingStopped);
     assert!(pattern.cures[0].action.contains("ROCTRACER_MAX_EVENTS"));
     // The trace cannot rule out the profiler's own window or the process's end: named too.
     assert!(
@@ -361,7 +361,10 @@ fn switch_advice_only_for_empty_replays_the_stop_does_not_explain() {
     let (empty, _) = doc.without(&emptied);
     let file = report(&empty);
     assert!(file.advice.applies);
-    assert_eq!(file.replay_coverage.patterns[0].pattern, "empty_replays");
+    assert_eq!(
+        file.replay_coverage.patterns[0].pattern,
+        RecordingPattern::EmptyReplays
+    );
     assert!(
         file.advice
             .switches

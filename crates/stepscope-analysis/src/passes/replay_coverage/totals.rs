@@ -1,11 +1,15 @@
-//! Coverage totals: the one list of coverage counters that every report reads.
+//! Coverage totals, and [`Counter`]: the one list of coverage counters that every report
+//! reads.
 //!
-//! [`COUNTERS`] names each counter once, with its column label and meaning; the JSON
-//! schema, the CSV columns, the terminal's graph table and the tests iterate over it, so a
-//! counter added here appears everywhere and cannot be forgotten in one place.
+//! [`Counter`] names each integer counter of [`CoverageTotals`] once, with its column label
+//! and meaning; the JSON schema, the CSV and Parquet columns, the terminal's graph table and
+//! the tests iterate over [`Counter::ALL`], and renderers that need one counter read its
+//! field of [`CoverageTotals`], so a counter added here appears everywhere and none can be
+//! misspelt.
 
 use super::{Replay, ReplayStatus};
 use crate::passes::missing_time::IdleBound;
+use serde::Serialize;
 use stepscope_model::Duration;
 
 /// A quantity known only within bounds: at least `low`, at most `high` (`None`: no upper
@@ -104,118 +108,182 @@ impl Range<Duration> {
     }
 }
 
-/// One counter of [`CoverageTotals`], as reports name it.
-#[derive(Debug, Clone, Copy)]
-pub struct CounterInfo {
-    /// Field name in JSON and CSV.
-    pub name: &'static str,
-    /// Column label in the terminal's graph table (`None`: not shown there).
-    pub label: Option<&'static str>,
-    /// What it counts.
-    pub description: &'static str,
-    /// Its value.
-    pub get: fn(&CoverageTotals) -> u64,
+/// One integer counter of [`CoverageTotals`], as reports name it: its JSON key and CSV
+/// column ([`Counter::name`], also its serde name), its column label in the terminal's graph
+/// table ([`Counter::label`]) and what it counts ([`Counter::description`]).
+///
+/// [`Counter::ALL`] is the report order: the JSON, the CSV columns, the Parquet columns, the
+/// terminal's graph table and the tests iterate over it, so a counter added here appears in
+/// every report (and each `match` below fails to compile until it is named and read).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Counter {
+    /// [`CoverageTotals::replays`].
+    Replays,
+    /// [`CoverageTotals::recorded_replays`].
+    RecordedReplays,
+    /// [`CoverageTotals::complete_replays`].
+    CompleteReplays,
+    /// [`CoverageTotals::unverified_replays`].
+    UnverifiedReplays,
+    /// [`CoverageTotals::short_replays`].
+    ShortReplays,
+    /// [`CoverageTotals::empty_replays`].
+    EmptyReplays,
+    /// [`CoverageTotals::damaged_replays`].
+    DamagedReplays,
+    /// [`CoverageTotals::unknown_graph_replays`].
+    UnknownGraphReplays,
+    /// [`CoverageTotals::order_mismatches`].
+    OrderMismatches,
+    /// [`CoverageTotals::deferred_replays`].
+    DeferredReplays,
+    /// [`CoverageTotals::implausible_replays`].
+    ImplausibleReplays,
+    /// [`CoverageTotals::refused_launches`].
+    RefusedLaunches,
+    /// [`CoverageTotals::recorded_nodes`].
+    RecordedNodes,
+    /// [`CoverageTotals::expected_nodes_low`].
+    ExpectedNodesLow,
+    /// [`CoverageTotals::expected_nodes_high`].
+    ExpectedNodesHigh,
+    /// [`CoverageTotals::unbounded_replays`].
+    UnboundedReplays,
 }
 
-/// Every integer counter, in report order.
-pub const COUNTERS: [CounterInfo; 16] = [
-    CounterInfo {
-        name: "replays",
-        label: Some("replays"),
-        description: "graph launches that are not under stream capture",
-        get: |t| u64::from(t.replays),
-    },
-    CounterInfo {
-        name: "recorded_replays",
-        label: Some("recorded"),
-        description: "replays with at least one recorded node",
-        get: |t| u64::from(t.recorded_replays),
-    },
-    CounterInfo {
-        name: "complete_replays",
-        label: Some("complete"),
-        description: "replays with every expected node, the size corroborated by a capture, a slot, a cycle or a repeat",
-        get: |t| u64::from(t.complete_replays),
-    },
-    CounterInfo {
-        name: "unverified_replays",
-        label: Some("unverified"),
-        description: "replays with every node the trace shows, but whose size rests on themselves alone",
-        get: |t| u64::from(t.unverified_replays),
-    },
-    CounterInfo {
-        name: "short_replays",
-        label: Some("short"),
-        description: "replays with some expected nodes not recorded",
-        get: |t| u64::from(t.short_replays),
-    },
-    CounterInfo {
-        name: "empty_replays",
-        label: Some("empty"),
-        description: "replays with no recorded node",
-        get: |t| u64::from(t.empty_replays),
-    },
-    CounterInfo {
-        name: "damaged_replays",
-        label: Some("damaged"),
-        description: "replays that lost events to bad data (refused at import, or a shared correlation id)",
-        get: |t| u64::from(t.damaged_replays),
-    },
-    CounterInfo {
-        name: "unknown_graph_replays",
-        label: None,
-        description: "replays whose graph nothing in the trace tells",
-        get: |t| u64::from(t.unknown_graph_replays),
-    },
-    CounterInfo {
-        name: "order_mismatches",
-        label: Some("out of order"),
-        description: "replays whose kernel order differs from the graph's reference order",
-        get: |t| u64::from(t.order_mismatches),
-    },
-    CounterInfo {
-        name: "deferred_replays",
-        label: None,
-        description: "replays whose kernels started after their step ended and after work launched later onto their stream had finished",
-        get: |t| u64::from(t.deferred_replays),
-    },
-    CounterInfo {
-        name: "implausible_replays",
-        label: None,
-        description: "replays with kernels ten times longer and ten times shorter than the same names in their graph's other replays",
-        get: |t| u64::from(t.implausible_replays),
-    },
-    CounterInfo {
-        name: "refused_launches",
-        label: None,
-        description: "graph launch calls refused for bad data",
-        get: |t| u64::from(t.refused_launches),
-    },
-    CounterInfo {
-        name: "recorded_nodes",
-        label: None,
-        description: "GPU events recorded under the replays' correlation ids",
-        get: |t| t.recorded_nodes,
-    },
-    CounterInfo {
-        name: "expected_nodes_low",
-        label: None,
-        description: "nodes the replays should have, at least",
-        get: |t| t.expected_nodes_low,
-    },
-    CounterInfo {
-        name: "expected_nodes_high",
-        label: None,
-        description: "nodes the replays should have, at most, over replays whose size has an upper bound",
-        get: |t| t.expected_nodes_high,
-    },
-    CounterInfo {
-        name: "unbounded_replays",
-        label: None,
-        description: "replays whose expected size has no upper bound in the trace",
-        get: |t| u64::from(t.unbounded_replays),
-    },
-];
+impl Counter {
+    /// Every counter, in report order.
+    pub const ALL: [Counter; 16] = [
+        Counter::Replays,
+        Counter::RecordedReplays,
+        Counter::CompleteReplays,
+        Counter::UnverifiedReplays,
+        Counter::ShortReplays,
+        Counter::EmptyReplays,
+        Counter::DamagedReplays,
+        Counter::UnknownGraphReplays,
+        Counter::OrderMismatches,
+        Counter::DeferredReplays,
+        Counter::ImplausibleReplays,
+        Counter::RefusedLaunches,
+        Counter::RecordedNodes,
+        Counter::ExpectedNodesLow,
+        Counter::ExpectedNodesHigh,
+        Counter::UnboundedReplays,
+    ];
+
+    /// Field name in JSON, CSV and Parquet: the name of the [`CoverageTotals`] field.
+    pub fn name(self) -> &'static str {
+        match self {
+            Counter::Replays => "replays",
+            Counter::RecordedReplays => "recorded_replays",
+            Counter::CompleteReplays => "complete_replays",
+            Counter::UnverifiedReplays => "unverified_replays",
+            Counter::ShortReplays => "short_replays",
+            Counter::EmptyReplays => "empty_replays",
+            Counter::DamagedReplays => "damaged_replays",
+            Counter::UnknownGraphReplays => "unknown_graph_replays",
+            Counter::OrderMismatches => "order_mismatches",
+            Counter::DeferredReplays => "deferred_replays",
+            Counter::ImplausibleReplays => "implausible_replays",
+            Counter::RefusedLaunches => "refused_launches",
+            Counter::RecordedNodes => "recorded_nodes",
+            Counter::ExpectedNodesLow => "expected_nodes_low",
+            Counter::ExpectedNodesHigh => "expected_nodes_high",
+            Counter::UnboundedReplays => "unbounded_replays",
+        }
+    }
+
+    /// Column label in the terminal's graph table (`None`: not shown there).
+    pub fn label(self) -> Option<&'static str> {
+        match self {
+            Counter::Replays => Some("replays"),
+            Counter::RecordedReplays => Some("recorded"),
+            Counter::CompleteReplays => Some("complete"),
+            Counter::UnverifiedReplays => Some("unverified"),
+            Counter::ShortReplays => Some("short"),
+            Counter::EmptyReplays => Some("empty"),
+            Counter::DamagedReplays => Some("damaged"),
+            Counter::OrderMismatches => Some("out of order"),
+            Counter::UnknownGraphReplays
+            | Counter::DeferredReplays
+            | Counter::ImplausibleReplays
+            | Counter::RefusedLaunches
+            | Counter::RecordedNodes
+            | Counter::ExpectedNodesLow
+            | Counter::ExpectedNodesHigh
+            | Counter::UnboundedReplays => None,
+        }
+    }
+
+    /// What it counts.
+    pub fn description(self) -> &'static str {
+        match self {
+            Counter::Replays => "graph launches that are not under stream capture",
+            Counter::RecordedReplays => "replays with at least one recorded node",
+            Counter::CompleteReplays => {
+                "replays with every expected node, the size corroborated by a capture, a slot, a cycle or a repeat"
+            }
+            Counter::UnverifiedReplays => {
+                "replays with every node the trace shows, but whose size rests on themselves alone"
+            }
+            Counter::ShortReplays => "replays with some expected nodes not recorded",
+            Counter::EmptyReplays => "replays with no recorded node",
+            Counter::DamagedReplays => {
+                "replays that lost events to bad data (refused at import, or a shared correlation id)"
+            }
+            Counter::UnknownGraphReplays => "replays whose graph nothing in the trace tells",
+            Counter::OrderMismatches => {
+                "replays whose kernel order differs from the graph's reference order"
+            }
+            Counter::DeferredReplays => {
+                "replays whose kernels started after their step ended and after work launched later onto their stream had finished"
+            }
+            Counter::ImplausibleReplays => {
+                "replays with kernels ten times longer and ten times shorter than the same names in their graph's other replays"
+            }
+            Counter::RefusedLaunches => "graph launch calls refused for bad data",
+            Counter::RecordedNodes => "GPU events recorded under the replays' correlation ids",
+            Counter::ExpectedNodesLow => "nodes the replays should have, at least",
+            Counter::ExpectedNodesHigh => {
+                "nodes the replays should have, at most, over replays whose size has an upper bound"
+            }
+            Counter::UnboundedReplays => {
+                "replays whose expected size has no upper bound in the trace"
+            }
+        }
+    }
+
+    /// Its value in `totals`.
+    pub fn value(self, totals: &CoverageTotals) -> u64 {
+        let t = totals;
+        match self {
+            Counter::Replays => u64::from(t.replays),
+            Counter::RecordedReplays => u64::from(t.recorded_replays),
+            Counter::CompleteReplays => u64::from(t.complete_replays),
+            Counter::UnverifiedReplays => u64::from(t.unverified_replays),
+            Counter::ShortReplays => u64::from(t.short_replays),
+            Counter::EmptyReplays => u64::from(t.empty_replays),
+            Counter::DamagedReplays => u64::from(t.damaged_replays),
+            Counter::UnknownGraphReplays => u64::from(t.unknown_graph_replays),
+            Counter::OrderMismatches => u64::from(t.order_mismatches),
+            Counter::DeferredReplays => u64::from(t.deferred_replays),
+            Counter::ImplausibleReplays => u64::from(t.implausible_replays),
+            Counter::RefusedLaunches => u64::from(t.refused_launches),
+            Counter::RecordedNodes => t.recorded_nodes,
+            Counter::ExpectedNodesLow => t.expected_nodes_low,
+            Counter::ExpectedNodesHigh => t.expected_nodes_high,
+            Counter::UnboundedReplays => u64::from(t.unbounded_replays),
+        }
+    }
+}
+
+impl std::fmt::Display for Counter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
 
 impl CoverageTotals {
     /// Adds one replay.

@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use stepscope_analysis::combine::combine_verdicts;
 use stepscope_analysis::passes::replay_coverage::Verdict;
 use stepscope_report::html::Page;
-use stepscope_report::schema::{Document, FileReport, UNREADABLE};
+use stepscope_report::schema::{Document, FileReport, OverallVerdict};
 use stepscope_report::terminal::{TableWidth, TerminalOptions};
 use stepscope_serving::profile::RunDir;
 use stepscope_serving::profile::record::{AnalysedFile, WindowAnalysis, WindowRecord};
@@ -48,7 +48,7 @@ pub fn analyse_windows(run: &RunDir, args: &ProfileArgs) -> anyhow::Result<Analy
             Outcome::InputError => analysed.unreadable = true,
             _ => {}
         }
-        verdicts.push(summary.verdict.clone());
+        verdicts.push(document.verdict);
         analysed.windows += 1;
         let index = window.index;
         run.update(|r| {
@@ -101,7 +101,7 @@ fn write_window(
         .map(|file| analysed_file(run, file))
         .collect();
     Ok(WindowAnalysis {
-        verdict: document.verdict.to_owned(),
+        verdict: document.verdict.to_string(),
         document: document_path,
         report: report_path,
         html: html_path,
@@ -118,26 +118,34 @@ fn analysed_file(run: &RunDir, file: &FileReport) -> AnalysedFile {
     let coverage = &file.replay_coverage;
     AnalysedFile {
         path: run.relative(std::path::Path::new(&file.path)),
-        verdict: coverage.verdict.to_owned(),
+        verdict: coverage.verdict.to_string(),
         steps: file
             .steps
             .counts
             .iter()
             .map(|(mode, count)| (mode.clone(), *count as u64))
             .collect(),
-        replays: coverage.numbers.get("replays"),
+        replays: u64::from(coverage.numbers.totals.replays),
         completeness: coverage.numbers.completeness,
     }
 }
 
-/// The worst verdict, in `analyze`'s order; an unreadable window is worse than any.
-fn worst_verdict(verdicts: &[String]) -> Option<String> {
+/// The worst verdict, in `analyze`'s order; a window that is not one file verdict (a file
+/// could not be read, or was read only up to a break) makes the run `unreadable`.
+fn worst_verdict(verdicts: &[OverallVerdict]) -> Option<String> {
     if verdicts.is_empty() {
         return None;
     }
-    let known: Option<Vec<Verdict>> = verdicts.iter().map(|v| Verdict::from_name(v)).collect();
-    Some(match known {
-        Some(known) => combine_verdicts(known).as_str().to_owned(),
-        None => UNREADABLE.to_owned(),
-    })
+    let known: Option<Vec<Verdict>> = verdicts
+        .iter()
+        .map(|v| match v {
+            OverallVerdict::Worst(verdict) => Some(*verdict),
+            OverallVerdict::Unreadable | OverallVerdict::Partial => None,
+        })
+        .collect();
+    let worst = match known {
+        Some(known) => OverallVerdict::Worst(combine_verdicts(known)),
+        None => OverallVerdict::Unreadable,
+    };
+    Some(worst.to_string())
 }
