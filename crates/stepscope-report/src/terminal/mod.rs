@@ -139,12 +139,11 @@ fn shows_kernels(document: &Document) -> bool {
 
 /// The footer under kernel tables: what the `id` column is.
 pub(crate) fn kernel_id_note(out: &mut String) {
-    let _ = writeln!(
-        out,
-        "
-{}",
-        crate::kernel_id::KERNEL_ID_NOTE
-    );
+    // One blank line between the report and the note, however the report ended.
+    out.truncate(out.trim_end_matches('\n').len());
+    out.push_str("\n\n");
+    out.push_str(crate::kernel_id::KERNEL_ID_NOTE);
+    out.push('\n');
 }
 
 fn render_file(out: &mut String, file: &FileReport, options: &TerminalOptions) {
