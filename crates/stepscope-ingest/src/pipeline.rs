@@ -334,7 +334,10 @@ pub fn read_trace_bytes(bytes: &[u8], options: &ReadOptions) -> Result<Trace, In
 
 /// Reads the inputs of one trace (one file, or the CSV tables of one rocprofv3 run): the
 /// format is `options.format`, or sniffed from the first input.
-pub(crate) fn read_inputs(inputs: &[Input<'_>], options: &ReadOptions) -> Result<Trace, IngestError> {
+pub(crate) fn read_inputs(
+    inputs: &[Input<'_>],
+    options: &ReadOptions,
+) -> Result<Trace, IngestError> {
     let first = first_input(inputs)?;
     if is_blank(first.bytes) {
         return Err(IngestError::Empty { path: None });
