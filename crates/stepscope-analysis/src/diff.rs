@@ -264,7 +264,7 @@ pub fn untrusted_stages(analysis: &TraceAnalysis) -> Vec<StageKey> {
 }
 
 /// Whether a verdict leaves some replay's kernels unrecorded or misplaced.
-pub fn untrusted_verdict(verdict: Verdict) -> bool {
+pub(crate) fn untrusted_verdict(verdict: Verdict) -> bool {
     matches!(
         verdict,
         Verdict::Incomplete | Verdict::Damaged | Verdict::Mistimed | Verdict::Unavailable

@@ -239,7 +239,6 @@ fn coverage(
         links,
         steps,
         launches: &launches,
-        groups: &groups,
         assignment: &assignment,
         capture_size: uniform_capture_size(options.capture),
     };
@@ -283,8 +282,8 @@ fn note_limits(coverage: &mut ReplayCoverage, cycles: &LaunchCycles, assignment:
 }
 
 /// Named when a thread launched more than two of the longest cycle searched.
-pub const LIMIT_CYCLES: &str =
+pub(crate) const LIMIT_CYCLES: &str =
     "launch cycles were searched up to 4,096 launches per cycle on a thread with more launches";
 /// Named when too many distinct replay contents were seen to compare them all.
-pub const LIMIT_GROUPS: &str =
+pub(crate) const LIMIT_GROUPS: &str =
     "more than 2,000 distinct replay contents: sole replays were not compared with every graph";

@@ -48,7 +48,7 @@ pub fn captured_graphs(trace: &Trace) -> Vec<CapturedGraph> {
 }
 
 /// [`captured_graphs`] with the launching ops already found.
-pub fn captured_graphs_with_ops(trace: &Trace, ops: &LaunchingOps) -> Vec<CapturedGraph> {
+pub(crate) fn captured_graphs_with_ops(trace: &Trace, ops: &LaunchingOps) -> Vec<CapturedGraph> {
     let runtime = &trace.runtime;
     let mut order: Vec<usize> = (0..runtime.len()).collect();
     order.sort_by_key(|&r| {

@@ -19,7 +19,7 @@ use stepscope_model::NameId;
 
 /// How the recorded work of two groups compares.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Relation {
+pub(crate) enum Relation {
     /// The same group (or, with `graph id`s, the same graph and size).
     Equal,
     /// The first is a strict sub-multiset of the second (fewer nodes, all present there).
@@ -32,7 +32,7 @@ pub enum Relation {
 
 /// Replays that recorded the same work.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ContentGroup {
+pub(crate) struct ContentGroup {
     /// `graph id` of its members' kernels, where the profiler wrote one.
     pub graph_id: Option<u64>,
     /// Member replays (indices into [`GraphLaunches::launches`]), in launch order.
@@ -47,7 +47,7 @@ pub struct ContentGroup {
 
 /// All content groups of a trace.
 #[derive(Debug, Clone, Default)]
-pub struct ContentGroups {
+pub(crate) struct ContentGroups {
     /// The groups, in order of first member.
     pub groups: Vec<ContentGroup>,
     /// Group of each replay; `None` for replays that recorded nothing or are damaged.
@@ -56,7 +56,7 @@ pub struct ContentGroups {
 
 impl ContentGroups {
     /// How group `a` compares with group `b`.
-    pub fn relation(&self, a: usize, b: usize) -> Relation {
+    pub(crate) fn relation(&self, a: usize, b: usize) -> Relation {
         if a == b {
             return Relation::Equal;
         }
@@ -79,26 +79,14 @@ impl ContentGroups {
         }
     }
 
-    /// Whether groups `a` and `b` hold the same graph at the same size: the same group, or
-    /// one `graph id` and size. Constant time, unlike [`ContentGroups::relation`].
-    pub fn same(&self, a: usize, b: usize) -> bool {
-        let (ga, gb) = (&self.groups[a], &self.groups[b]);
-        a == b || (ga.graph_id.is_some() && ga.graph_id == gb.graph_id && ga.size == gb.size)
-    }
-
     /// Number of groups.
     pub fn len(&self) -> usize {
         self.groups.len()
     }
-
-    /// Whether there are none.
-    pub fn is_empty(&self) -> bool {
-        self.groups.is_empty()
-    }
 }
 
 /// Groups the recorded, undamaged replays by content.
-pub fn content_groups(launches: &GraphLaunches) -> ContentGroups {
+pub(crate) fn content_groups(launches: &GraphLaunches) -> ContentGroups {
     let mut index: FxHashMap<(Option<u64>, Vec<NameId>), usize> = FxHashMap::default();
     let mut members: Vec<(Option<u64>, Vec<NameId>, Vec<usize>)> = Vec::new();
     let mut group_of = vec![None; launches.launches.len()];
@@ -154,7 +142,7 @@ fn is_sub_multiset(small: &[NameId], big: &[NameId]) -> bool {
 }
 
 /// Whether `small` is a subsequence of `big` (order kept, gaps allowed).
-pub fn is_subsequence(small: &[NameId], big: &[NameId]) -> bool {
+pub(crate) fn is_subsequence(small: &[NameId], big: &[NameId]) -> bool {
     let mut rest = big.iter();
     small.iter().all(|name| rest.any(|b| b == name))
 }

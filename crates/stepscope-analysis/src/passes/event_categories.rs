@@ -63,7 +63,7 @@ impl DecidedBy {
 
 /// The category of every GPU event.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct EventCategories {
+pub(crate) struct EventCategories {
     /// Per GPU event row, its category.
     pub category: Vec<CategoryId>,
     /// Per GPU event row, what decided the category.
@@ -100,7 +100,7 @@ impl EventCategories {
 
 /// What [`categorize_events`] reads besides the trace.
 #[derive(Debug, Clone, Copy)]
-pub struct EventCategoryInputs<'a> {
+pub(crate) struct EventCategoryInputs<'a> {
     /// The category table.
     pub table: &'a KernelCategories,
     /// The category of every name.
@@ -114,7 +114,7 @@ pub struct EventCategoryInputs<'a> {
 }
 
 /// Categorises every GPU event; each op name is matched against the op rules once.
-pub fn categorize_events(trace: &Trace, inputs: EventCategoryInputs<'_>) -> EventCategories {
+pub(crate) fn categorize_events(trace: &Trace, inputs: EventCategoryInputs<'_>) -> EventCategories {
     let mut result = EventCategories::by_name(trace, inputs.names);
     let mut op_category: Vec<Option<Option<CategoryId>>> = vec![None; trace.names.len()];
     let captured = captured_categories(inputs.table, inputs.captures);

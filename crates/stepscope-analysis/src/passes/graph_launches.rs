@@ -44,11 +44,11 @@ pub struct ReplayDamage {
 pub struct GraphLaunch {
     /// Row of the launch in `trace.runtime`.
     pub launch: u32,
-    /// Index into [`GraphLaunches::lanes`].
+    /// Index into `GraphLaunches::lanes`.
     pub lane: u32,
     /// Its step, if inside one.
     pub step: Option<usize>,
-    /// Its launch slot (index into [`GraphLaunches::slots`]), if inside a step.
+    /// Its launch slot (index into `GraphLaunches::slots`), if inside a step.
     pub slot: Option<u32>,
     /// 0-based position among its lane's launches in its step, and their number.
     pub position: Option<(u32, u32)>,
@@ -64,7 +64,7 @@ pub struct GraphLaunch {
 
 /// The graph replays of one trace.
 #[derive(Debug, Clone, Default)]
-pub struct GraphLaunches {
+pub(crate) struct GraphLaunches {
     /// Replays in host launch order.
     pub launches: Vec<GraphLaunch>,
     /// Lanes, by first launch.
@@ -79,7 +79,7 @@ pub struct GraphLaunches {
 
 /// Inputs besides the trace.
 #[derive(Debug, Clone, Copy)]
-pub struct LaunchInputs<'a> {
+pub(crate) struct LaunchInputs<'a> {
     /// Launch links.
     pub links: &'a LaunchLinks,
     /// Steps.
@@ -89,7 +89,7 @@ pub struct LaunchInputs<'a> {
 }
 
 /// Collects every graph replay.
-pub fn graph_launches(trace: &Trace, inputs: LaunchInputs<'_>) -> GraphLaunches {
+pub(crate) fn graph_launches(trace: &Trace, inputs: LaunchInputs<'_>) -> GraphLaunches {
     let runtime = &trace.runtime;
     let mut rows: Vec<usize> = (0..runtime.len())
         .filter(|&r| runtime.kind[r] == RuntimeCallKind::GraphLaunch)

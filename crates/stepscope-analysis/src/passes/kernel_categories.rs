@@ -42,10 +42,10 @@ use stepscope_model::{GpuEventKind, NameId, Trace};
 const EMBEDDED_TABLE: &str = include_str!("../../data/kernel_categories.toml");
 
 /// The category of kernels no rule matches; always the last category.
-pub const OTHER: &str = "other";
+pub(crate) const OTHER: &str = "other";
 
 /// The category memcpy and memset events go to when a table does not name one.
-pub const DEFAULT_MEMORY_CATEGORY: &str = "memcpy_memset";
+pub(crate) const DEFAULT_MEMORY_CATEGORY: &str = "memcpy_memset";
 
 /// A category, as an index into [`KernelCategories::names`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -287,7 +287,8 @@ impl KernelCategories {
     }
 
     /// Whether the table has any `[[op]]` rule.
-    pub fn has_op_rules(&self) -> bool {
+    #[cfg(test)]
+    pub(crate) fn has_op_rules(&self) -> bool {
         !self.op_pattern_category.is_empty()
     }
 }

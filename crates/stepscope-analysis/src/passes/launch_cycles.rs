@@ -22,11 +22,11 @@ use super::content_groups::{ContentGroups, Relation};
 use super::graph_launches::GraphLaunches;
 
 /// The largest period searched; longer lanes are searched up to it and counted.
-pub const MAX_PERIOD: usize = 4096;
+pub(crate) const MAX_PERIOD: usize = 4096;
 
 /// A lane's cycle.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct LaunchCycle {
+pub(crate) struct LaunchCycle {
     /// Launches per cycle.
     pub period: u32,
     /// Pairs of replays at one phase that recorded the same work.
@@ -35,7 +35,7 @@ pub struct LaunchCycle {
 
 /// Cycles of every lane, and each replay's place in its lane's cycle.
 #[derive(Debug, Clone, Default)]
-pub struct LaunchCycles {
+pub(crate) struct LaunchCycles {
     /// Per lane (indices of [`GraphLaunches::lanes`]).
     pub by_lane: Vec<Option<LaunchCycle>>,
     /// Per replay: `(period, phase)` where its lane has a cycle.
@@ -45,7 +45,7 @@ pub struct LaunchCycles {
 }
 
 /// Finds each lane's cycle.
-pub fn launch_cycles(launches: &GraphLaunches, groups: &ContentGroups) -> LaunchCycles {
+pub(crate) fn launch_cycles(launches: &GraphLaunches, groups: &ContentGroups) -> LaunchCycles {
     let mut result = LaunchCycles {
         by_lane: vec![None; launches.lanes.len()],
         phase_of: vec![None; launches.launches.len()],

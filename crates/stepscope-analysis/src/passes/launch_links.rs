@@ -44,7 +44,7 @@ impl LaunchLinks {
     }
 
     /// Start of the first GPU event runtime call `call` launched, if any.
-    pub fn first_start(&self, trace: &Trace, call: usize) -> Option<Timestamp> {
+    pub(crate) fn first_start(&self, trace: &Trace, call: usize) -> Option<Timestamp> {
         self.launched(call)
             .first()
             .map(|&g| trace.gpu.start[g as usize])

@@ -33,7 +33,7 @@ use stepscope_model::{Duration, NameId, StreamId, Timestamp, Trace};
 
 /// Missing GPU time of one replay.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct ReplayMissing {
+pub(crate) struct ReplayMissing {
     /// At least this much.
     pub low: Duration,
     /// Best estimate (`None`: the graph is unknown).
@@ -44,7 +44,7 @@ pub struct ReplayMissing {
 
 /// The idle-time bound on the missing time.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum IdleBound {
+pub(crate) enum IdleBound {
     /// No replay may miss nodes.
     #[default]
     NotNeeded,
@@ -58,7 +58,7 @@ pub enum IdleBound {
 
 /// Missing time over a trace.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct MissingTime {
+pub(crate) struct MissingTime {
     /// Per replay (zero for replays with nothing missing).
     pub per_replay: Vec<ReplayMissing>,
     /// Idle time of the replays' streams inside the windows where missing nodes ran: a
@@ -71,7 +71,7 @@ pub struct MissingTime {
 
 /// Which replays may miss nodes, and how many at least.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct MissingNodes {
+pub(crate) struct MissingNodes {
     /// Nodes certainly missing (0 for replays that may miss nodes but need not).
     pub at_least: u32,
     /// Whether nodes may be missing at all (short, empty, damaged or unverified).
@@ -80,7 +80,7 @@ pub struct MissingNodes {
 
 /// Inputs besides the trace.
 #[derive(Debug, Clone, Copy)]
-pub struct MissingInputs<'a> {
+pub(crate) struct MissingInputs<'a> {
     /// Launch links.
     pub links: &'a LaunchLinks,
     /// Replays.
@@ -94,7 +94,7 @@ pub struct MissingInputs<'a> {
 }
 
 /// Computes missing time per replay and the idle-time bound.
-pub fn missing_time(trace: &Trace, inputs: MissingInputs<'_>) -> MissingTime {
+pub(crate) fn missing_time(trace: &Trace, inputs: MissingInputs<'_>) -> MissingTime {
     let stats = NodeStats::new(trace, inputs);
     let per_replay = (0..inputs.launches.launches.len())
         .map(|r| stats.replay(r, inputs))

@@ -1,12 +1,12 @@
 //! One pass per file, each with a doc comment on what it computes and why.
 
 pub mod capture_graphs;
-pub mod content_groups;
+pub(crate) mod content_groups;
 pub mod event_categories;
 pub mod graph_identity;
 pub mod graph_launches;
 pub mod kernel_categories;
-pub mod launch_cycles;
+pub(crate) mod launch_cycles;
 pub mod launch_links;
 pub mod launching_ops;
 pub mod missing_time;
@@ -16,4 +16,4 @@ pub mod replay_coverage;
 pub mod runtime_advice;
 pub mod stage_breakdown;
 pub mod steps;
-pub mod stream_idle;
+pub(crate) mod stream_idle;

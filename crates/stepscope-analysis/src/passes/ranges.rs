@@ -88,7 +88,7 @@ const OTHER_NAMES: usize = 5;
 
 /// What [`range_breakdown`] reads besides the trace.
 #[derive(Debug, Clone, Copy)]
-pub struct RangeInputs<'a> {
+pub(crate) struct RangeInputs<'a> {
     /// The pattern.
     pub pattern: &'a RangePattern,
     /// GPU events to launch calls and back.
@@ -100,7 +100,7 @@ pub struct RangeInputs<'a> {
 }
 
 /// Per matching annotation name, in order of first appearance.
-pub fn range_breakdown(trace: &Trace, inputs: RangeInputs<'_>) -> RangeBreakdown {
+pub(crate) fn range_breakdown(trace: &Trace, inputs: RangeInputs<'_>) -> RangeBreakdown {
     let ranges = summaries(trace, inputs);
     let other_names = if ranges.is_empty() {
         let mut seen: Vec<NameId> = Vec::new();

@@ -104,7 +104,7 @@ pub struct PatternFinding {
 
 /// Inputs besides the trace.
 #[derive(Debug, Clone, Copy)]
-pub struct PatternInputs<'a> {
+pub(crate) struct PatternInputs<'a> {
     /// Launch links.
     pub links: &'a LaunchLinks,
     /// Their coverage.
@@ -116,7 +116,7 @@ pub struct PatternInputs<'a> {
 }
 
 /// Finds the patterns, most basic first (no GPU events, recording stopped, partial, empty).
-pub fn recording_patterns(trace: &Trace, inputs: PatternInputs<'_>) -> Vec<PatternFinding> {
+pub(crate) fn recording_patterns(trace: &Trace, inputs: PatternInputs<'_>) -> Vec<PatternFinding> {
     let mut found = Vec::new();
     let replays = &inputs.coverage.replays;
     let mut explained = vec![false; replays.len()];

@@ -15,7 +15,6 @@
 //! Example: 127 decode replays of a 764-node graph, one recorded → `incomplete`, coverage
 //! 0.8 %, completeness at most 0.8 %.
 
-use super::content_groups::ContentGroups;
 use super::graph_identity::{Evidence, GraphAssignment, SizeSource, Unverified};
 use super::graph_launches::{GraphLaunches, ReplayDamage};
 use super::launch_links::{LaunchLinks, OrphanCounts};
@@ -29,7 +28,7 @@ mod late_start;
 mod timing;
 mod totals;
 
-pub use timing::overlapping_replays;
+pub(crate) use timing::overlapping_replays;
 
 pub use finding::FindingKind;
 pub use totals::{Counter, CoverageTotals, Range};
@@ -283,15 +282,13 @@ pub struct ReplayCoverage {
 
 /// Inputs besides the trace.
 #[derive(Debug, Clone, Copy)]
-pub struct CoverageInputs<'a> {
+pub(crate) struct CoverageInputs<'a> {
     /// Launch links of the trace.
     pub links: &'a LaunchLinks,
     /// Steps of the trace.
     pub steps: &'a Steps,
     /// The replays.
     pub launches: &'a GraphLaunches,
-    /// Their content groups.
-    pub groups: &'a ContentGroups,
     /// Their graphs.
     pub assignment: &'a GraphAssignment,
     /// Node count shared by every `--capture` graph, for replays of unknown graph.
@@ -299,7 +296,7 @@ pub struct CoverageInputs<'a> {
 }
 
 /// What each replay is, before time is looked at.
-pub fn judge_replays(inputs: CoverageInputs<'_>) -> Vec<(ReplayStatus, ExpectedNodes)> {
+pub(crate) fn judge_replays(inputs: CoverageInputs<'_>) -> Vec<(ReplayStatus, ExpectedNodes)> {
     inputs
         .launches
         .launches
@@ -372,7 +369,7 @@ fn judge(
 }
 
 /// What may be missing from each judged replay, for the missing-time pass.
-pub fn missing_nodes(
+pub(crate) fn missing_nodes(
     judged: &[(ReplayStatus, ExpectedNodes)],
     inputs: CoverageInputs<'_>,
 ) -> Vec<MissingNodes> {
@@ -390,7 +387,7 @@ pub fn missing_nodes(
 }
 
 /// Computes replay coverage from judged replays and their missing time.
-pub fn replay_coverage(
+pub(crate) fn replay_coverage(
     trace: &Trace,
     inputs: CoverageInputs<'_>,
     judged: &[(ReplayStatus, ExpectedNodes)],
@@ -538,7 +535,7 @@ fn verdict(trace: &Trace, totals: &CoverageTotals) -> Verdict {
 }
 
 /// Hint for traces whose GPU work has no launching host calls at all.
-pub const NO_HOST_CALLS: &str = "the trace holds GPU work but no host call that launches it (no runtime API events), so graph launches — and whether their kernels were recorded — cannot be seen; record the host side too (PyTorch profiler: activities CPU and CUDA; rocprofv3: --hip-trace or --runtime-trace; nsys: --trace=cuda)";
+pub(crate) const NO_HOST_CALLS: &str = "the trace holds GPU work but no host call that launches it (no runtime API events), so graph launches — and whether their kernels were recorded — cannot be seen; record the host side too (PyTorch profiler: activities CPU and CUDA; rocprofv3: --hip-trace or --runtime-trace; nsys: --trace=cuda)";
 
 /// Why replays cannot be judged in this trace: what its reader said, or GPU work that no
 /// launch call links to (none recorded, or none sharing a correlation id with it).

@@ -98,11 +98,6 @@ pub struct TimeRow {
 }
 
 impl TimeRow {
-    /// Events whose name decided the category.
-    pub fn events_by_name(&self) -> u64 {
-        self.events - self.events_by_op
-    }
-
     /// Time of the events whose name decided the category.
     pub fn time_by_name(&self) -> Duration {
         self.time - self.time_by_op
@@ -188,7 +183,7 @@ pub struct StageSummary {
     /// Graph replays of this stage that recorded only part of their nodes, or none.
     pub unrecorded_replays: u32,
     /// The GPU time of their unrecorded nodes: work that ran in what reads as idle time
-    /// (see [`add_missing_work`]).
+    /// (see `add_missing_work`).
     pub missing_work: Range<Duration>,
 }
 
@@ -219,7 +214,7 @@ impl StageBreakdown {
 
 /// Inputs besides the trace.
 #[derive(Debug, Clone, Copy)]
-pub struct BreakdownInputs<'a> {
+pub(crate) struct BreakdownInputs<'a> {
     /// Launch links.
     pub links: &'a LaunchLinks,
     /// Steps.
@@ -231,7 +226,7 @@ pub struct BreakdownInputs<'a> {
 }
 
 /// The step (if any) of every GPU event.
-pub fn event_steps(trace: &Trace, links: &LaunchLinks, steps: &Steps) -> Vec<Option<u32>> {
+pub(crate) fn event_steps(trace: &Trace, links: &LaunchLinks, steps: &Steps) -> Vec<Option<u32>> {
     let runtime = &trace.runtime;
     links
         .launcher
@@ -246,7 +241,7 @@ pub fn event_steps(trace: &Trace, links: &LaunchLinks, steps: &Steps) -> Vec<Opt
 }
 
 /// Computes the per-stage breakdown.
-pub fn stage_breakdown(trace: &Trace, inputs: BreakdownInputs<'_>) -> StageBreakdown {
+pub(crate) fn stage_breakdown(trace: &Trace, inputs: BreakdownInputs<'_>) -> StageBreakdown {
     let method = if inputs.steps.steps.is_empty() {
         AssignmentMethod::ReplaysAsDecode
     } else {
@@ -405,7 +400,7 @@ const NO_MISSING_WORK: Range<Duration> = Range {
 /// can say how much of a stage's idle time is unrecorded work rather than idleness. A
 /// replay's missing time is the estimate of its `missing_time` pass (at least, estimate,
 /// at most); sums keep an unbounded upper end unbounded.
-pub fn add_missing_work(breakdown: &mut StageBreakdown, replays: &[Replay], steps: &Steps) {
+pub(crate) fn add_missing_work(breakdown: &mut StageBreakdown, replays: &[Replay], steps: &Steps) {
     for replay in replays {
         if !matches!(replay.status, ReplayStatus::Short | ReplayStatus::Empty) {
             continue;
@@ -423,7 +418,7 @@ pub fn add_missing_work(breakdown: &mut StageBreakdown, replays: &[Replay], step
 
 /// The stage a replay's kernels count in: its step's stage; without step annotations
 /// decode; a replay outside every step of an annotated trace is unassigned.
-pub fn replay_stage(replay: &Replay, steps: &Steps, method: AssignmentMethod) -> StageKey {
+pub(crate) fn replay_stage(replay: &Replay, steps: &Steps, method: AssignmentMethod) -> StageKey {
     match (replay.step, method) {
         (Some(step), _) => StageKey::Stage(steps.steps[step].label.stage),
         (None, AssignmentMethod::ReplaysAsDecode) => StageKey::Stage(Stage::Decode),
@@ -452,7 +447,7 @@ impl StageSummary {
     }
 
     /// Counts `replays` more unrecorded replays and their missing time.
-    pub fn add_missing(&mut self, replays: u32, missing: Range<Duration>) {
+    pub(crate) fn add_missing(&mut self, replays: u32, missing: Range<Duration>) {
         self.unrecorded_replays += replays;
         self.missing_work = self.missing_work.plus(missing);
     }

@@ -112,7 +112,7 @@ impl StepLabel {
     /// size and token count where the label gives them (`sglang:DECODE bs=32`,
     /// `vllm:mixed bs=46 toks=8192`). Servers capture one graph per padded batch or token
     /// count, so steps that differ in either may replay different graphs.
-    pub fn slot_key(&self) -> String {
+    pub(crate) fn slot_key(&self) -> String {
         let mut key = self.key();
         if let Some(batch) = self.batch_size {
             key.push_str(&format!(" bs={batch}"));
@@ -141,7 +141,7 @@ static ATOM: LazyLock<Regex> = LazyLock::new(|| {
 });
 
 /// Parses a step annotation, or `None` if it is not one.
-pub fn parse_step_label(name: &str) -> Option<StepLabel> {
+pub(crate) fn parse_step_label(name: &str) -> Option<StepLabel> {
     parse_sglang(name)
         .or_else(|| parse_atom(name))
         .or_else(|| parse_vllm(name))
@@ -267,7 +267,7 @@ pub struct Steps {
 
 impl Steps {
     /// The step whose host span contains time `at` in `process`, if any.
-    pub fn containing(&self, process: ProcessId, at: Timestamp) -> Option<usize> {
+    pub(crate) fn containing(&self, process: ProcessId, at: Timestamp) -> Option<usize> {
         let after = self
             .steps
             .partition_point(|s| (s.process, s.start) <= (process, at));

@@ -19,7 +19,7 @@ use rustc_hash::{FxHashMap, FxHashSet};
 use stepscope_model::{Duration, StreamId, Timestamp, Trace};
 
 /// A GPU stream: device and stream number.
-pub type StreamKey = (u32, StreamId);
+pub(crate) type StreamKey = (u32, StreamId);
 
 /// Work on one stream.
 #[derive(Debug, Clone, Default)]
@@ -40,7 +40,7 @@ struct StreamWork {
 
 /// Idle-time queries on a set of streams.
 #[derive(Debug, Clone, Default)]
-pub struct StreamIdle {
+pub(crate) struct StreamIdle {
     streams: FxHashMap<StreamKey, StreamWork>,
     /// Device-wide synchronize calls (host start, end), sorted: all work launched before one
     /// finished before it returned.
@@ -140,7 +140,7 @@ impl StreamIdle {
     /// The host call (row of `trace.runtime`) whose work closes the window of a call that
     /// ended at `end` on `stream`: the one launched after it that started first on the GPU;
     /// `None` when the window runs to the end of the trace.
-    pub fn closed_by(&self, stream: StreamKey, end: Timestamp) -> Option<u32> {
+    pub(crate) fn closed_by(&self, stream: StreamKey, end: Timestamp) -> Option<u32> {
         let work = self.streams.get(&stream)?;
         let after = work
             .launched

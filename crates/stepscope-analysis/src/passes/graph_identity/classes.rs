@@ -8,7 +8,7 @@ use rustc_hash::FxHashMap;
 
 /// What the recorded replays of one class agree on.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Class {
+pub(crate) struct Class {
     /// The group each recorded member recorded.
     pub members: Vec<usize>,
     /// The largest recorded group; every other recorded member's work is part of it.
@@ -50,7 +50,7 @@ impl Class {
     /// The class's graph as seen by a member that recorded `own` (`None`: nothing), if
     /// other members give one: `(largest group, members other than this one that recorded
     /// it)`.
-    pub fn seen_by(&self, own: Option<usize>) -> Option<(usize, u32)> {
+    pub(crate) fn seen_by(&self, own: Option<usize>) -> Option<(usize, u32)> {
         if !self.consistent {
             return None;
         }
@@ -61,7 +61,7 @@ impl Class {
 
 /// Classes by launch slot and by cycle phase.
 #[derive(Debug, Clone, Default)]
-pub struct Classes {
+pub(crate) struct Classes {
     /// By slot id.
     pub by_slot: FxHashMap<u32, Class>,
     /// By `(lane, phase)`.
@@ -87,7 +87,7 @@ impl Classes {
     }
 
     /// Classes whose recorded replays conflict.
-    pub fn inconsistent(&self) -> u32 {
+    pub(crate) fn inconsistent(&self) -> u32 {
         let count = |c: &Class| u32::from(!c.consistent);
         self.by_slot.values().map(count).sum::<u32>()
             + self.by_phase.values().map(count).sum::<u32>()

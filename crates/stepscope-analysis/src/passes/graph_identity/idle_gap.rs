@@ -19,7 +19,7 @@ use stepscope_model::{Duration, NameId, Trace};
 
 /// What the idle time says about a replay that may be short of a bigger graph.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum IdleVerdict {
+pub(crate) enum IdleVerdict {
     /// Short of the graph: `idle` after it, `needed` for the missing nodes, `typical` after
     /// the graph's own replays.
     Short {
@@ -38,7 +38,7 @@ pub enum IdleVerdict {
 
 /// Replays (by index) with a lone content that is a strict part of a reference group in
 /// use, and what the idle time says of each.
-pub fn idle_verdicts(
+pub(crate) fn idle_verdicts(
     trace: &Trace,
     context: &Context<'_>,
     graph_group: &[Option<usize>],

@@ -40,7 +40,7 @@ use stepscope_model::{Duration, NameId, Trace};
 
 /// The most groups compared with each other when looking for a bigger graph a replay
 /// could be short of; above it the search is skipped and counted.
-pub const MAX_GROUPS: usize = 2_000;
+pub(crate) const MAX_GROUPS: usize = 2_000;
 
 /// Why a replay was given its graph, or why its graph's size holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -52,7 +52,7 @@ pub enum Evidence {
     },
     /// The same launch slot holds the graph in other steps with the same label.
     StepSlot {
-        /// Index into [`GraphLaunches::slots`] (its label).
+        /// Index into `GraphLaunches::slots` (its label).
         slot: u32,
         /// 0-based position among its lane's launches in its step.
         position: u32,
@@ -64,7 +64,7 @@ pub enum Evidence {
     /// The other steps' replays at its launch slot each recorded a different part of one
     /// graph (none holds the others): their union is the graph's size, at least.
     PartialSlot {
-        /// Index into [`GraphLaunches::slots`] (its label).
+        /// Index into `GraphLaunches::slots` (its label).
         slot: u32,
         /// 0-based position among its lane's launches in its step.
         position: u32,
@@ -173,7 +173,7 @@ pub enum SizeSource {
 
 /// One graph.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct GraphDef {
+pub(crate) struct GraphDef {
     /// `graph id` from the trace, where present.
     pub graph_id: Option<u64>,
     /// The content group of its largest recorded replays.
@@ -197,7 +197,7 @@ pub struct GraphDef {
 
 /// What graph identity found for one replay.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct ReplayIdentity {
+pub(crate) struct ReplayIdentity {
     /// Its graph (`None`: unknown).
     pub graph: Option<usize>,
     /// Evidence for its graph (short, empty, damaged replays) or for its size (complete).
@@ -210,7 +210,7 @@ pub struct ReplayIdentity {
 
 /// The outcome for all replays of a trace.
 #[derive(Debug, Clone, Default)]
-pub struct GraphAssignment {
+pub(crate) struct GraphAssignment {
     /// Graphs, in order of first replay.
     pub graphs: Vec<GraphDef>,
     /// Per replay.
@@ -227,7 +227,7 @@ pub struct GraphAssignment {
 
 /// Inputs besides the trace.
 #[derive(Debug, Clone, Copy)]
-pub struct IdentityInputs<'a> {
+pub(crate) struct IdentityInputs<'a> {
     /// Launch links.
     pub links: &'a LaunchLinks,
     /// Steps.
@@ -248,7 +248,7 @@ pub struct IdentityInputs<'a> {
 }
 
 /// Assigns every replay to a graph.
-pub fn assign_graphs(trace: &Trace, inputs: IdentityInputs<'_>) -> GraphAssignment {
+pub(crate) fn assign_graphs(trace: &Trace, inputs: IdentityInputs<'_>) -> GraphAssignment {
     let classes = Classes::new(inputs.launches, inputs.groups, inputs.cycles);
     let partials = partial_slots(&classes, inputs.groups, inputs.launches);
     let mut base = base_graphs(inputs.groups);
@@ -780,7 +780,7 @@ fn unknown_with_capture_size(context: &Context<'_>, identity: &[ReplayIdentity])
 }
 
 /// The node count shared by every captured graph, if they all agree.
-pub fn uniform_capture_size(capture: &[CapturedGraph]) -> Option<u32> {
+pub(crate) fn uniform_capture_size(capture: &[CapturedGraph]) -> Option<u32> {
     let first = capture.first()?.nodes;
     capture.iter().all(|c| c.nodes == first).then_some(first)
 }

@@ -29,7 +29,7 @@ pub struct PartialSlot {
 
 /// Where the replays of a [`PartialSlot`] stand.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum PartialKey {
+pub(crate) enum PartialKey {
     /// One launch slot, across steps.
     Slot(u32),
     /// One thread's launches in one step, `(lane, step)`: one graph replayed per layer, each
@@ -38,7 +38,7 @@ pub enum PartialKey {
 }
 
 /// Recorded replays a run needs: fewer parts say too little.
-pub const MIN_RUN: usize = 6;
+pub(crate) const MIN_RUN: usize = 6;
 /// Runs longer than this are not compared pair by pair.
 const MAX_RUN: usize = 512;
 
@@ -59,7 +59,7 @@ fn maximal_parts(members: &[usize], groups: &ContentGroups) -> Vec<usize> {
 /// The slots whose recorded replays conflict yet read as parts of one graph: the union is
 /// at most 3× the largest member, and typical pairs share at least a fifth of the smaller
 /// one's nodes (parts of one graph overlap; different graphs hardly do).
-pub fn partial_slots(
+pub(crate) fn partial_slots(
     classes: &Classes,
     groups: &ContentGroups,
     launches: &GraphLaunches,
@@ -251,7 +251,11 @@ fn median_overlap(class: &Class, groups: &ContentGroups, launches: &GraphLaunche
 }
 
 /// The graph of a partial slot: its union, a lower bound.
-pub fn union_def(context: &Context<'_>, reference: usize, partial: &PartialSlot) -> GraphDef {
+pub(crate) fn union_def(
+    context: &Context<'_>,
+    reference: usize,
+    partial: &PartialSlot,
+) -> GraphDef {
     let launches = &context.inputs.launches.launches;
     let reference_replay = (0..launches.len())
         .filter(|&r| {
@@ -285,7 +289,7 @@ pub fn union_def(context: &Context<'_>, reference: usize, partial: &PartialSlot)
 
 /// Marks complete replays whose graph's size rests on themselves alone.
 /// A run's largest part is its graph's floor: it may have lost nodes like the others.
-pub fn run_floor(def: &GraphDef, size: u32) -> Option<Unverified> {
+pub(crate) fn run_floor(def: &GraphDef, size: u32) -> Option<Unverified> {
     let SizeSource::Union(members) = def.size_source else {
         return None;
     };

@@ -30,12 +30,12 @@ use rustc_hash::FxHashMap as HashMap;
 use stepscope_model::{Duration, RuntimeCallKind, Timestamp, Trace};
 
 /// Eager launches needed to know how long work waits to start in this file.
-pub const MIN_SAMPLES: usize = 5;
+pub(crate) const MIN_SAMPLES: usize = 5;
 /// Beyond the longest eager delay, lateness under this is never proof (timer noise,
 /// launch latencies of graphs).
-pub const MIN_LATE: Duration = Duration::from_nanos(1_000_000);
+pub(crate) const MIN_LATE: Duration = Duration::from_nanos(1_000_000);
 /// A device idle this long before an event was not running work queued ahead of it.
-pub const MIN_GAP: Duration = Duration::from_nanos(50_000);
+pub(crate) const MIN_GAP: Duration = Duration::from_nanos(50_000);
 
 /// Per device: GPU events by start, with the latest end of all events up to each.
 struct Busy {
@@ -112,7 +112,7 @@ fn longest_eager_delay(trace: &Trace, inputs: CoverageInputs<'_>) -> Option<Dura
 
 /// Per replay: whether its first kernel started later after its launch than any eager
 /// launch's did (by more than [`MIN_LATE`]), on a device idle before it.
-pub fn late_replays(trace: &Trace, inputs: CoverageInputs<'_>) -> Vec<bool> {
+pub(crate) fn late_replays(trace: &Trace, inputs: CoverageInputs<'_>) -> Vec<bool> {
     let replays = &inputs.launches.launches;
     let Some(longest) = longest_eager_delay(trace, inputs).filter(|_| !replays.is_empty()) else {
         return vec![false; replays.len()];

@@ -37,7 +37,7 @@ use rustc_hash::FxHashMap as HashMap;
 use stepscope_model::{Duration, NameId, RuntimeCallKind, StreamId, Timestamp, Trace};
 
 /// Per replay: deferred, implausible.
-pub fn timing_flags(trace: &Trace, inputs: CoverageInputs<'_>) -> (Vec<bool>, Vec<bool>) {
+pub(crate) fn timing_flags(trace: &Trace, inputs: CoverageInputs<'_>) -> (Vec<bool>, Vec<bool>) {
     let order = StreamOrder::new(trace, inputs);
     let late = super::late_start::late_replays(trace, inputs);
     let deferred = (0..inputs.launches.launches.len())
@@ -52,7 +52,7 @@ const MIN_OVERLAP: Duration = Duration::from_nanos(10_000);
 /// Per replay: one of its kernels ends at least 10 µs after the next of its
 /// kernels on the same stream started. Its durations are not its kernels' own, and idle
 /// gaps between its kernels are no evidence of missing nodes.
-pub fn overlapping_replays(
+pub(crate) fn overlapping_replays(
     trace: &Trace,
     links: &LaunchLinks,
     launches: &GraphLaunches,

@@ -341,7 +341,7 @@ impl CoverageTotals {
     /// Makes the trace's idle-time bound (a hard bound) the missing time's upper bound, in
     /// place of the sum of statistical ones (a slow first replay can break those), and
     /// keeps the lower bound and the estimate inside it.
-    pub fn apply_idle_bound(&mut self, idle: IdleBound) {
+    pub(crate) fn apply_idle_bound(&mut self, idle: IdleBound) {
         match idle {
             IdleBound::Bounded(idle) => self.missing_time.high = Some(idle),
             IdleBound::Unbounded => self.missing_time.high = None,
