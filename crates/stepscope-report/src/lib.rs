@@ -1,5 +1,30 @@
 //! Renderers for stepscope results: terminal tables, JSON, CSV, HTML, Chrome trace, Parquet. All read the wire types of
 //! [`schema`], built once from the analysis, so the outputs cannot disagree.
+//!
+//! ```
+//! use stepscope_analysis::{AnalysisOptions, analyze, passes::kernel_categories::KernelCategories};
+//! use stepscope_model::TraceBuilder;
+//! use stepscope_report::schema::{Document, FileReport, SCHEMA_VERSION, Tool, overall_verdict};
+//! use stepscope_report::terminal::{TerminalOptions, render};
+//!
+//! let trace = TraceBuilder::new().finish();
+//! let table = KernelCategories::embedded();
+//! let analysis = analyze(&trace, &AnalysisOptions::new(&table));
+//! let file = FileReport::new("empty.json", &trace, &analysis, 10);
+//! let document = Document {
+//!     schema_version: SCHEMA_VERSION,
+//!     tool: Tool::current(),
+//!     verdict: overall_verdict(&[analysis.coverage.verdict], 0, 0),
+//!     partial: false,
+//!     failed_files: Vec::new(),
+//!     warnings: Vec::new(),
+//!     files: vec![file],
+//!     combined: None,
+//! };
+//! let json = stepscope_report::json::render(&document);
+//! assert!(json.contains(r#""verdict": "no-events""#));
+//! assert!(render(&document, &TerminalOptions::default()).contains("empty.json"));
+//! ```
 #![warn(missing_docs)]
 
 pub mod atomic;
