@@ -117,6 +117,12 @@ pub fn trace(relative: &str) -> PathBuf {
     if path.exists() {
         return path;
     }
+    // A file this repository records itself (e.g. `stepscope/vllm-cpu/`) is carried, never in
+    // a mirror of the public corpus.
+    let carried = curated_dir().join(relative);
+    if carried.exists() {
+        return carried;
+    }
     if corpus_group() {
         panic!(
             "{} is missing from the trace corpus; run `{FETCH}`",

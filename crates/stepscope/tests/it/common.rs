@@ -24,3 +24,7 @@ pub fn read_with_threads(relative: &str, threads: usize) -> Trace {
 pub fn read(relative: &str) -> Trace {
     read_with_threads(relative, 0)
 }
+
+/// A real vLLM CPU server's trace (PyTorch profiler, no GPU), recorded for this repository by
+/// `scripts/record-vllm-cpu-trace.sh`: 18 vLLM step annotations, no kernels.
+pub const VLLM_CPU: &str = "stepscope/vllm-cpu/rank0.1796509274149173928.pt.trace.json.gz";

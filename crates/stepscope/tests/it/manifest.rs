@@ -48,8 +48,8 @@ const ROWS: &[Row] = &[
     Row { path: "tracelens/tests/traces/mi300/google_owlv2-large-patch14-ensemble__1016001.json.gz", events: 130780, kernels: 4255, graph_launches: 0, kernels_per_launch: &[], orphan_kernels: None, steps: &[] },
     Row { path: "tracelens/tests/traces/mi300/resnet_act_checkpoint.json.gz", events: 56451, kernels: 2995, graph_launches: 0, kernels_per_launch: &[], orphan_kernels: Some(757), steps: &[] },
     Row { path: "tracelens/tests/traces/torch_compile_triton/trace.json.gz", events: 246, kernels: 12, graph_launches: 0, kernels_per_launch: &[], orphan_kernels: None, steps: &[] },
-    Row { path: "vllm-cpu-run/rank0.1796203940285042201.pt.trace.json.gz", events: 365279, kernels: 0, graph_launches: 0, kernels_per_launch: &[], orphan_kernels: None, steps: &[("vllm:decode", 96), ("vllm:prefill", 3)] },
-    Row { path: "vllm-cpu-run/vm_32443.async_llm.1796203938992102368.pt.trace.json.gz", events: 60521, kernels: 0, graph_launches: 0, kernels_per_launch: &[], orphan_kernels: None, steps: &[] },
+    Row { path: "stepscope/vllm-cpu/rank0.1796509274149173928.pt.trace.json.gz", events: 4005, kernels: 0, graph_launches: 0, kernels_per_launch: &[], orphan_kernels: None, steps: &[("vllm:decode", 16), ("vllm:prefill", 2)] },
+    Row { path: "stepscope/vllm-cpu/vm_12286.async_llm.1796509274142359275.pt.trace.json.gz", events: 7, kernels: 0, graph_launches: 0, kernels_per_launch: &[], orphan_kernels: None, steps: &[] },
 ];
 
 /// The facts of one trace as stepscope sees them.

@@ -19,7 +19,7 @@ use stepscope_model::patterns::{RecordingPattern, cures};
 const WITHOUT_REPLAYS: [&str; 3] = [
     "tracelens/tests/traces/inference/sglang_prefilldecode/sglang_Qwen3-8B_prefilldecode.json.gz",
     "hta/tests/data/trace_diff/control/control.json.gz",
-    "vllm-cpu-run/rank0.1796203940285042201.pt.trace.json.gz",
+    crate::common::VLLM_CPU,
 ];
 
 /// A small deterministic generator (xorshift64*), so every run cuts the same way.
