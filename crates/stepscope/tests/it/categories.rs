@@ -110,7 +110,7 @@ fn sglang_qwen3_decode() {
     assert!(shares.share("attention") > 0.15);
     assert!(shares.share("normalization") > 0.03);
     assert!(shares.share("activation") > 0.01);
-    assert!(shares.share("rope_embedding") > 0.01);
+    assert!(shares.share("rope") > 0.01);
     assert!(shares.share("sampling") > 0.0, "greedy argmax");
 }
 
@@ -287,5 +287,38 @@ fn softmax_is_its_own_category_not_token_sampling() {
         shares.share("sampling") < 0.01,
         "{}",
         shares.share("sampling")
+    );
+}
+
+/// FBGEMM's table-batched embeddings (a recommendation model's training step on an NVIDIA GPU,
+/// HolisticTraceAnalysis's test trace) are table lookups, not rotary embeddings: every
+/// `split_embedding_*` kernel, forward and backward, is `embedding`, and `rope` takes only
+/// rotary kernels.
+#[test]
+fn fbgemm_table_batched_embeddings_are_embedding_not_rope() {
+    let relative = "hta/tests/data/negative_queue_length_values_check/rank0.json.gz";
+    let trace = common::read(relative);
+    let table = KernelCategories::embedded();
+    let categorized = categorize_names(&trace, &table);
+    let (embedding, rope) = (table.id("embedding"), table.id("rope"));
+    let mut split_embedding = Vec::new();
+    let mut kernels: Vec<NameId> = trace.gpu.name.clone();
+    kernels.sort_unstable_by_key(|n| n.index());
+    kernels.dedup();
+    for id in kernels {
+        let name = trace.name(id);
+        let category = Some(categorized.get(id));
+        if name.contains("split_embedding") {
+            assert_eq!(category, embedding, "{name}");
+            split_embedding.push(name.to_owned());
+        }
+        if category == rope {
+            let lower = name.to_ascii_lowercase();
+            assert!(lower.contains("rotary") || lower.contains("rope"), "{name}");
+        }
+    }
+    assert!(
+        split_embedding.iter().any(|n| n.contains("backward")),
+        "the trace holds FBGEMM's embedding backward: {split_embedding:?}"
     );
 }

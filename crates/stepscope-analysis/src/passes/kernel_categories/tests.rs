@@ -30,7 +30,8 @@ fn embedded_table_parses_and_orders_categories() {
             "moe",
             "normalization",
             "activation",
-            "rope_embedding",
+            "rope",
+            "embedding",
             "communication",
             "quantization",
             "softmax",
@@ -42,7 +43,7 @@ fn embedded_table_parses_and_orders_categories() {
             "other",
         ]
     );
-    assert_eq!(table.other(), CategoryId(14));
+    assert_eq!(table.other(), CategoryId(15));
     assert_eq!(table.id("memcpy_memset"), Some(table.memory()));
     for (i, name) in table.names().iter().enumerate() {
         let id = CategoryId(i as u16);
@@ -204,7 +205,7 @@ fn attention_neighbours_keep_their_category() {
         ],
     );
     assert_all(
-        "rope_embedding",
+        "rope",
         &[
             "void flashinfer::MLARopeQuantizeKernel<false, 8u, 8u, __nv_bfloat16, long, __nv_fp8_e4m3>(__nv_bfloat16*, __nv_bfloat16*, __nv_bfloat16*, __nv_bfloat16*, __nv_fp8_e4m3*)",
         ],
@@ -293,11 +294,23 @@ fn normalization_activation_rope_kernels() {
         ],
     );
     assert_all(
-        "rope_embedding",
+        "rope",
         &[
             "void vllm::rotary_embedding_kernel<c10::BFloat16, true>(long const*, c10::BFloat16*, c10::BFloat16*, c10::BFloat16 const*, int, long, long, long, int, int, int)",
             "void flashinfer::BatchQKApplyRotaryPosIdsCosSinCacheKernel<true, 128u, 8u, 16u, __nv_bfloat16, long>()",
+            "triton_poi_fused_add_cat_mul_rotary_0",
+        ],
+    );
+    // Table lookups are gathers, not RoPE: PyTorch's nn.Embedding, FBGEMM's table-batched
+    // embeddings (forward and backward), an Inductor-fused lookup.
+    assert_all(
+        "embedding",
+        &[
             "void at::native::(anonymous namespace)::indexSelectLargeIndex<c10::BFloat16, long, unsigned int, 2, 2, -2, true>()",
+            "void at::native::(anonymous namespace)::embedding_backward_feature_kernel<float, float, long>(long const*, float const*, float*, int, long, int)",
+            "void split_embedding_backward_codegen_rowwise_adagrad_unweighted_kernel_cta_per_row_1<float, float, 8, 32>()",
+            "void split_embedding_codegen_forward_unweighted_kernel<float, float, float, long, 8, 4>()",
+            "triton_poi_fused_embedding_0",
         ],
     );
 }
@@ -606,9 +619,15 @@ fn launching_ops_of_norms_sampling_collectives_and_pointwise_layers() {
             "aten::threshold_backward",
         ],
     );
+    assert_ops("rope", &["sgl_kernel::rotary_embedding"]);
     assert_ops(
-        "rope_embedding",
-        &["sgl_kernel::rotary_embedding", "aten::embedding"],
+        "embedding",
+        &[
+            "aten::embedding",
+            "aten::embedding_dense_backward",
+            "aten::embedding_bag",
+            "aten::_embedding_bag",
+        ],
     );
     assert_ops(
         "quantization",
@@ -892,7 +911,7 @@ fn tracelens_moe_and_rope_ops() {
         ],
     );
     assert_ops(
-        "rope_embedding",
+        "rope",
         &[
             "FusedRoPEFunc",
             "FusedRoPEFuncBackward",
