@@ -157,8 +157,13 @@ struct CopyRecord {
 }
 
 /// Reads a rocprofv3 JSON document into `builder`.
+///
+/// Through serde's reader interface, as [`read_file`] reads a file, not its slice one: the two
+/// place some errors one byte apart (a slice's before the value, a reader's after its first
+/// byte), and the same bytes must give the same error whether they come from a file or from
+/// memory (an inflated `.json.gz`).
 pub fn read(bytes: &[u8], builder: &mut TraceBuilder) -> Result<(), IngestError> {
-    let document = serde_json::from_slice(bytes).map_err(|e| json_error(bytes, &e))?;
+    let document = serde_json::from_reader(bytes).map_err(|e| json_error(bytes, &e))?;
     read_document(&document, builder);
     Ok(())
 }

@@ -260,7 +260,10 @@ pub fn read(
     allow_truncated: bool,
     builder: &mut TraceBuilder,
 ) -> Result<(), IngestError> {
-    let mut deserializer = serde_json::Deserializer::from_slice(bytes);
+    // Serde's reader interface, as `read_file` uses, not its slice one: the two place some
+    // errors one byte apart, and the same bytes must fail at the same byte from a file or
+    // from memory (an inflated `.json.gz`).
+    let mut deserializer = serde_json::Deserializer::from_reader(bytes);
     let mut sink = Sink::default();
     let parsed = parse(&mut deserializer, &mut sink, builder);
     finish(sink, (parsed, bytes, allow_truncated), builder)
