@@ -7,7 +7,6 @@ use crate::Outcome;
 use crate::commands::analyze::{AnalyzeSettings, analyze_paths, outcome};
 use std::path::PathBuf;
 use stepscope_analysis::combine::combine_verdicts;
-use stepscope_analysis::passes::replay_coverage::Verdict;
 use stepscope_report::html::Page;
 use stepscope_report::schema::{Document, FileReport, OverallVerdict};
 use stepscope_report::terminal::{TableWidth, TerminalOptions};
@@ -130,22 +129,52 @@ fn analysed_file(run: &RunDir, file: &FileReport) -> AnalysedFile {
     }
 }
 
-/// The worst verdict, in `analyze`'s order; a window that is not one file verdict (a file
-/// could not be read, or was read only up to a break) makes the run `unreadable`.
+/// The worst verdict of the windows, as `analyze` combines files: `unreadable` when a window
+/// could not be read, else the worst window verdict — `partial` instead of a passing one
+/// (complete, unverified, no-replays) when a window was read only up to a break, so a cut
+/// window neither hides a failing verdict nor passes as complete.
 fn worst_verdict(verdicts: &[OverallVerdict]) -> Option<String> {
     if verdicts.is_empty() {
         return None;
     }
-    let known: Option<Vec<Verdict>> = verdicts
-        .iter()
-        .map(|v| match v {
-            OverallVerdict::Worst(verdict) => Some(*verdict),
-            OverallVerdict::Unreadable | OverallVerdict::Partial => None,
-        })
-        .collect();
-    let worst = match known {
-        Some(known) => OverallVerdict::Worst(combine_verdicts(known)),
-        None => OverallVerdict::Unreadable,
+    if verdicts.contains(&OverallVerdict::Unreadable) {
+        return Some(OverallVerdict::Unreadable.to_string());
+    }
+    let known = verdicts.iter().filter_map(|v| match v {
+        OverallVerdict::Worst(verdict) => Some(*verdict),
+        OverallVerdict::Unreadable | OverallVerdict::Partial => None,
+    });
+    let worst = combine_verdicts(known);
+    let partial = verdicts.contains(&OverallVerdict::Partial);
+    let overall = if partial && !worst.fails_gate(false) {
+        OverallVerdict::Partial
+    } else {
+        OverallVerdict::Worst(worst)
     };
-    Some(worst.to_string())
+    Some(overall.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use stepscope_analysis::passes::replay_coverage::Verdict;
+
+    #[test]
+    fn a_partial_window_makes_the_run_partial_unless_a_window_fails() {
+        use OverallVerdict::{Partial, Unreadable, Worst};
+        let word = |v: &[OverallVerdict]| worst_verdict(v).expect("windows");
+        assert_eq!(word(&[Partial, Worst(Verdict::Complete)]), "partial");
+        assert_eq!(word(&[Partial]), "partial");
+        assert_eq!(
+            word(&[Partial, Worst(Verdict::Incomplete)]),
+            "incomplete",
+            "a failing window is never hidden"
+        );
+        assert_eq!(word(&[Worst(Verdict::Complete), Unreadable]), "unreadable");
+        assert_eq!(
+            word(&[Worst(Verdict::Complete), Worst(Verdict::Unverified)]),
+            "unverified"
+        );
+        assert_eq!(worst_verdict(&[]), None);
+    }
 }
