@@ -158,7 +158,7 @@ struct CopyRecord {
 
 /// Reads a rocprofv3 JSON document into `builder`.
 ///
-/// Through serde's reader interface, as [`read_file`] reads a file, not its slice one: the two
+/// Through serde's reader interface, as `read_file` reads a file, not its slice one: the two
 /// place some errors one byte apart (a slice's before the value, a reader's after its first
 /// byte), and the same bytes must give the same error whether they come from a file or from
 /// memory (an inflated `.json.gz`).
