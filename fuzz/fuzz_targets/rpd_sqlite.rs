@@ -4,21 +4,8 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use stepscope_ingest::{IngestError, ReadOptions, TraceFormat, read_trace_bytes};
+use stepscope_ingest::TraceFormat;
 
 fuzz_target!(|data: &[u8]| {
-    for allow in [false, true] {
-        let options = ReadOptions::default()
-            .with_format(Some(TraceFormat::RpdSqlite))
-            .with_allow_truncated(allow);
-        match read_trace_bytes(data, &options) {
-            Ok(trace) => {
-                assert!(trace.gpu.duration.iter().all(|d| d.as_nanos() >= 0));
-                assert!(trace.runtime.duration.iter().all(|d| d.as_nanos() >= 0));
-            }
-            Err(IngestError::Sqlite { place, .. }) => assert!(!place.is_empty()),
-            Err(IngestError::Empty { .. }) => {}
-            Err(other) => panic!("unexpected error: {other}"),
-        }
-    }
+    stepscope_fuzz::check_database(data, TraceFormat::RpdSqlite, |_| {});
 });

@@ -7,8 +7,29 @@
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use stepscope_ingest::{IngestError, ReadOptions, read_trace_bytes, read_trace_file};
+use stepscope_ingest::{IngestError, ReadOptions, TraceFormat, read_trace_bytes, read_trace_file};
 use stepscope_model::Trace;
+
+/// Arbitrary bytes forced as the database `format`, with and without `allow_truncated`: no
+/// panic; a database reads (no negative duration stored, and `check` holds) or fails with
+/// `IngestError::Sqlite`, which names where.
+pub fn check_database(data: &[u8], format: TraceFormat, check: impl Fn(&Trace)) {
+    for allow in [false, true] {
+        let options = ReadOptions::default()
+            .with_format(Some(format))
+            .with_allow_truncated(allow);
+        match read_trace_bytes(data, &options) {
+            Ok(trace) => {
+                assert!(trace.gpu.duration.iter().all(|d| d.as_nanos() >= 0));
+                assert!(trace.runtime.duration.iter().all(|d| d.as_nanos() >= 0));
+                check(&trace);
+            }
+            Err(IngestError::Sqlite { place, .. }) => assert!(!place.is_empty()),
+            Err(IngestError::Empty { .. }) => {}
+            Err(other) => panic!("unexpected error: {other}"),
+        }
+    }
+}
 
 /// Read options with `threads` parse threads.
 pub fn options(threads: usize, allow_truncated: bool) -> ReadOptions {

@@ -207,8 +207,7 @@ impl TraceReader for RpdSqliteReader {
         options: &ReadOptions,
         builder: &mut TraceBuilder,
     ) -> Result<(), IngestError> {
-        let db = sqlite::open(first_input(inputs)?, options.allow_truncated)?;
-        rpd_sqlite::read(&db, builder)
+        read_database(inputs, options, builder, rpd_sqlite::read)
     }
 }
 
@@ -271,8 +270,7 @@ impl TraceReader for NsysSqliteReader {
         options: &ReadOptions,
         builder: &mut TraceBuilder,
     ) -> Result<(), IngestError> {
-        let db = sqlite::open(first_input(inputs)?, options.allow_truncated)?;
-        nsys_sqlite::read(&db, builder)
+        read_database(inputs, options, builder, nsys_sqlite::read)
     }
 }
 
@@ -290,9 +288,19 @@ impl TraceReader for RocpdReader {
         options: &ReadOptions,
         builder: &mut TraceBuilder,
     ) -> Result<(), IngestError> {
-        let db = sqlite::open(first_input(inputs)?, options.allow_truncated)?;
-        rocpd_sqlite::read(&db, builder)
+        read_database(inputs, options, builder, rocpd_sqlite::read)
     }
+}
+
+/// Opens the first input as an SQLite database and reads it with `read`.
+fn read_database(
+    inputs: &[Input<'_>],
+    options: &ReadOptions,
+    builder: &mut TraceBuilder,
+    read: fn(&sqlite::Database, &mut TraceBuilder) -> Result<(), IngestError>,
+) -> Result<(), IngestError> {
+    let db = sqlite::open(first_input(inputs)?, options.allow_truncated)?;
+    read(&db, builder)
 }
 
 pub(crate) fn first_input<'i, 'a>(inputs: &'i [Input<'a>]) -> Result<&'i Input<'a>, IngestError> {

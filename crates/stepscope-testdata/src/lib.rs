@@ -49,12 +49,16 @@ pub const fn corpus_group() -> bool {
     cfg!(feature = "corpus")
 }
 
+/// `$STEPSCOPE_TRACES`, when set.
+fn mirror() -> Option<PathBuf> {
+    std::env::var_os(MIRROR_VAR)
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+}
+
 /// The folders the corpus may be read from, in the order they are tried.
 pub fn corpus_candidates() -> Vec<PathBuf> {
-    let mut candidates = Vec::new();
-    if let Some(mirror) = std::env::var_os(MIRROR_VAR).filter(|v| !v.is_empty()) {
-        candidates.push(PathBuf::from(mirror));
-    }
+    let mut candidates: Vec<PathBuf> = mirror().into_iter().collect();
     candidates.push(repo_root().join("../shared/traces"));
     if let Some(cache) = cache_dir() {
         candidates.push(cache);
@@ -73,8 +77,7 @@ pub fn cache_dir() -> Option<PathBuf> {
 
 /// The corpus on this machine, if any (`$STEPSCOPE_TRACES` must exist when it is set).
 pub fn corpus_dir() -> Option<PathBuf> {
-    if let Some(mirror) = std::env::var_os(MIRROR_VAR).filter(|v| !v.is_empty()) {
-        let mirror = PathBuf::from(mirror);
+    if let Some(mirror) = mirror() {
         assert!(
             mirror.is_dir(),
             "{MIRROR_VAR}={} is not a folder: point it at a mirror of the trace corpus, \

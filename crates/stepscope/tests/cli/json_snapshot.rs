@@ -11,7 +11,7 @@
 
 use crate::common::{
     SGLANG_CAPTURE, SGLANG_DECODE, VLLM_FULL, VLLM_PIECEWISE, copy_trace, incomplete_piecewise,
-    stepscope, stepscope_in, tempdir,
+    stepscope_in, tempdir, traces_dir,
 };
 use std::path::Path;
 
@@ -41,10 +41,7 @@ fn analyze_json(args: &[&str]) -> String {
     let mut all = vec!["analyze"];
     all.extend_from_slice(args);
     all.extend(["--json", "--no-progress"]);
-    let run = stepscope(&all);
-    run.expect_code(0);
-    assert!(run.stderr.is_empty(), "stderr: {}", run.stderr);
-    redact_version(&run.stdout)
+    redact_version(&stdout_in(&traces_dir(), &all, 0))
 }
 
 /// A temp folder holding the piecewise trace with replays 5 and 6 emptied
@@ -74,50 +71,28 @@ fn two_files_combined_json() {
     insta::assert_snapshot!(analyze_json(&[VLLM_PIECEWISE, VLLM_FULL]));
 }
 
-#[test]
-fn incomplete_piecewise_json_and_terminal() {
+/// `analyze FILE --json` and the terminal report of a derived trace, pinned as
+/// `NAME_json` and `NAME_terminal`.
+fn assert_json_and_terminal(file: &str, name: &str) {
     let dir = derived();
-    let json = stdout_in(
-        dir.path(),
-        &["analyze", "incomplete.json", "--json", "--no-progress"],
-        0,
-    );
-    insta::assert_snapshot!("incomplete_piecewise_json", redact_version(&json));
+    let json = stdout_in(dir.path(), &["analyze", file, "--json", "--no-progress"], 0);
+    insta::assert_snapshot!(format!("{name}_json"), redact_version(&json));
     let terminal = stdout_in(
         dir.path(),
-        &[
-            "analyze",
-            "incomplete.json",
-            "--color",
-            "never",
-            "--no-progress",
-        ],
+        &["analyze", file, "--color", "never", "--no-progress"],
         0,
     );
-    insta::assert_snapshot!("incomplete_piecewise_terminal", terminal);
+    insta::assert_snapshot!(format!("{name}_terminal"), terminal);
+}
+
+#[test]
+fn incomplete_piecewise_json_and_terminal() {
+    assert_json_and_terminal("incomplete.json", "incomplete_piecewise");
 }
 
 #[test]
 fn damaged_piecewise_json_and_terminal() {
-    let dir = derived();
-    let json = stdout_in(
-        dir.path(),
-        &["analyze", "damaged.json", "--json", "--no-progress"],
-        0,
-    );
-    insta::assert_snapshot!("damaged_piecewise_json", redact_version(&json));
-    let terminal = stdout_in(
-        dir.path(),
-        &[
-            "analyze",
-            "damaged.json",
-            "--color",
-            "never",
-            "--no-progress",
-        ],
-        0,
-    );
-    insta::assert_snapshot!("damaged_piecewise_terminal", terminal);
+    assert_json_and_terminal("damaged.json", "damaged_piecewise");
 }
 
 #[test]
