@@ -31,6 +31,7 @@ mod damage;
 mod ids;
 mod metadata;
 mod names;
+mod op_args;
 pub mod patterns;
 mod runtime_kind;
 mod stats;
@@ -44,6 +45,7 @@ pub use damage::{DamageKind, DamagedEvent, DamagedEvents, DamagedTable};
 pub use ids::{CorrelationId, NameId, ProcessId, StreamId, ThreadId};
 pub use metadata::{HipVersion, Platform, TraceMetadata};
 pub use names::Interner;
+pub use op_args::{OpArgs, OpArgsId, OpArgsTable};
 pub use runtime_kind::RuntimeCallKind;
 pub use stats::{ImportStats, Severity, StatCounter};
 pub use tables::{

@@ -1,7 +1,8 @@
 //! Column-wise event tables: one `Vec` per field, one row per event.
 
 use crate::{
-    CorrelationId, Duration, NameId, ProcessId, RuntimeCallKind, StreamId, ThreadId, Timestamp,
+    CorrelationId, Duration, NameId, OpArgsId, ProcessId, RuntimeCallKind, StreamId, ThreadId,
+    Timestamp,
 };
 
 /// What a GPU event moved or computed.
@@ -227,6 +228,12 @@ pub struct Annotations {
     pub thread: Vec<ThreadId>,
     pub start: Vec<Timestamp>,
     pub duration: Vec<Duration>,
+    /// CPU ops: the argument lists the op was called with, in the trace's
+    /// [`crate::OpArgsTable`]; [`OpArgsId::NONE`] for annotations and for ops recorded
+    /// without shapes.
+    pub args: Vec<OpArgsId>,
+    /// CPU ops: the profiler's `External id`, which the op's runtime calls carry too.
+    pub external_id: Vec<Option<i64>>,
 }
 
 impl Annotations {
@@ -241,6 +248,8 @@ impl Annotations {
         retain_column(&mut self.thread, keep);
         retain_column(&mut self.start, keep);
         retain_column(&mut self.duration, keep);
+        retain_column(&mut self.args, keep);
+        retain_column(&mut self.external_id, keep);
     }
     /// Number of rows.
     pub fn len(&self) -> usize {
@@ -258,11 +267,33 @@ impl Annotations {
     }
 
     pub(crate) fn push(&mut self, span: AnnotationRecord) {
+        self.push_op(span, OpArgsId::NONE, None);
+    }
+
+    pub(crate) fn push_op(
+        &mut self,
+        span: AnnotationRecord,
+        args: OpArgsId,
+        external_id: Option<i64>,
+    ) {
         self.name.push(span.name);
         self.process.push(span.process);
         self.thread.push(span.thread);
         self.start.push(span.start);
         self.duration.push(span.duration);
+        self.args.push(args);
+        self.external_id.push(external_id);
+    }
+
+    /// Row `row` as a record (its span; not its arguments).
+    pub fn get(&self, row: usize) -> AnnotationRecord {
+        AnnotationRecord {
+            name: self.name[row],
+            process: self.process[row],
+            thread: self.thread[row],
+            start: self.start[row],
+            duration: self.duration[row],
+        }
     }
 }
 

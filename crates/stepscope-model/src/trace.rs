@@ -2,8 +2,8 @@
 
 use crate::{
     AnnotationRecord, Annotations, DamageKind, DamagedEvent, DamagedEvents, FlowPhase, Flows,
-    GpuEventRecord, GpuEvents, ImportStats, Interner, NameId, ProcessId, RuntimeCallRecord,
-    RuntimeCalls, ThreadId, Timestamp, TraceMetadata,
+    GpuEventRecord, GpuEvents, ImportStats, Interner, NameId, OpArgs, OpArgsId, OpArgsTable,
+    ProcessId, RuntimeCallRecord, RuntimeCalls, ThreadId, Timestamp, TraceMetadata,
 };
 use rustc_hash::FxHashMap;
 
@@ -58,6 +58,8 @@ pub struct Trace {
     /// Host CPU operator spans (`cpu_op`: `aten::mm`, `vllm::unified_attention`, ...),
     /// nested per thread; the innermost one around a launch call is its launching op.
     pub cpu_ops: Annotations,
+    /// The distinct argument lists of CPU ops (`cpu_ops.args` points here).
+    pub op_args: OpArgsTable,
     /// Flow arrows.
     pub flows: Flows,
     /// Header facts.
@@ -167,6 +169,31 @@ impl TraceBuilder {
     /// Adds a host CPU operator span.
     pub fn add_cpu_op(&mut self, span: AnnotationRecord) {
         self.trace.cpu_ops.push(span);
+    }
+
+    /// Adds a host CPU operator span with the argument lists it was called with and its
+    /// `External id`.
+    pub fn add_cpu_op_with_args(
+        &mut self,
+        span: AnnotationRecord,
+        args: OpArgs<'_>,
+        external_id: Option<i64>,
+    ) {
+        let args = self.trace.op_args.intern(args);
+        self.trace.cpu_ops.push_op(span, args, external_id);
+    }
+
+    /// [`Self::add_cpu_op_with_args`] with the lists as bytes (`Input Dims`, `Input type`,
+    /// `Input Strides`, `Concrete Inputs`): checked as UTF-8 only when new to the trace; a
+    /// list that is not UTF-8 is dropped.
+    pub fn add_cpu_op_with_raw_args(
+        &mut self,
+        span: AnnotationRecord,
+        lists: [Option<&[u8]>; 4],
+        external_id: Option<i64>,
+    ) {
+        let args = self.trace.op_args.intern_bytes(lists);
+        self.trace.cpu_ops.push_op(span, args, external_id);
     }
 
     /// Adds a device-side annotation span.
@@ -294,13 +321,13 @@ impl TraceBuilder {
             map_name,
             map_thread,
         );
-        for (target, source) in [
-            (&mut self.trace.annotations, &other.annotations),
-            (&mut self.trace.gpu_annotations, &other.gpu_annotations),
-            (&mut self.trace.cpu_ops, &other.cpu_ops),
-        ] {
-            append_spans(target, source, &processes, map_name, map_thread);
-        }
+        let remap = SpanRemap {
+            processes: &processes,
+            args: &[],
+            map_name: &map_name,
+            map_thread: &map_thread,
+        };
+        self.append_span_tables(&other, remap);
         let flows = &mut self.trace.flows;
         flows.id.extend(&other.flows.id);
         flows.phase.extend(&other.flows.phase);
@@ -332,21 +359,47 @@ fn remap_key(key: ProcessKey, names: &[NameId]) -> ProcessKey {
     }
 }
 
-fn append_spans(
-    target: &mut Annotations,
-    source: &Annotations,
-    processes: &[ProcessId],
-    map_name: impl Fn(NameId) -> NameId,
-    map_thread: impl Fn(ThreadId) -> ThreadId,
-) {
+impl TraceBuilder {
+    /// Appends `other`'s annotation and CPU op tables (interning its argument lists here).
+    fn append_span_tables(&mut self, other: &Trace, remap: SpanRemap<'_>) {
+        let args: Vec<OpArgsId> = other
+            .op_args
+            .iter()
+            .map(|(_, args)| self.trace.op_args.intern(args))
+            .collect();
+        let remap = SpanRemap {
+            args: &args,
+            ..remap
+        };
+        for (target, source) in [
+            (&mut self.trace.annotations, &other.annotations),
+            (&mut self.trace.gpu_annotations, &other.gpu_annotations),
+            (&mut self.trace.cpu_ops, &other.cpu_ops),
+        ] {
+            append_spans(target, source, &remap);
+        }
+    }
+}
+
+/// How the ids of appended spans map to the target's.
+struct SpanRemap<'a> {
+    processes: &'a [ProcessId],
+    args: &'a [OpArgsId],
+    map_name: &'a dyn Fn(NameId) -> NameId,
+    map_thread: &'a dyn Fn(ThreadId) -> ThreadId,
+}
+
+fn append_spans(target: &mut Annotations, source: &Annotations, remap: &SpanRemap<'_>) {
     for row in 0..source.len() {
-        target.push(AnnotationRecord {
-            name: map_name(source.name[row]),
-            process: processes[source.process[row].index()],
-            thread: map_thread(source.thread[row]),
+        let span = AnnotationRecord {
+            name: (remap.map_name)(source.name[row]),
+            process: remap.processes[source.process[row].index()],
+            thread: (remap.map_thread)(source.thread[row]),
             start: source.start[row],
             duration: source.duration[row],
-        });
+        };
+        let args = remap.args[source.args[row].index()];
+        target.push_op(span, args, source.external_id[row]);
     }
 }
 
@@ -403,7 +456,11 @@ mod tests {
             duration,
         };
         builder.add_annotation(span);
-        builder.add_cpu_op(span);
+        let args = OpArgs {
+            input_dims: Some("[[8944, 1024], [1024, 2816]]"),
+            ..OpArgs::default()
+        };
+        builder.add_cpu_op_with_args(span, args, Some(215));
         builder.add_gpu_annotation(span);
         builder.add_flow(3, FlowPhase::Start, host, start);
         builder.counts_mut().events = 7;
@@ -444,5 +501,12 @@ mod tests {
         assert_eq!(trace.gpu.len(), 2);
         assert_eq!(trace.processes.len(), 2);
         assert_eq!(trace.flows.len(), 2);
+        // Both ops point at the one argument list, which the append did not duplicate.
+        assert_eq!(trace.cpu_ops.args[0], trace.cpu_ops.args[1]);
+        assert_eq!(trace.op_args.len(), 2);
+        let args = trace.op_args.get(trace.cpu_ops.args[1]);
+        assert_eq!(args.input_dims, Some("[[8944, 1024], [1024, 2816]]"));
+        assert_eq!(trace.cpu_ops.external_id, [Some(215), Some(215)]);
+        assert!(trace.annotations.args.iter().all(|id| id.is_none()));
     }
 }

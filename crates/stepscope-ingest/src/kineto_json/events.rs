@@ -423,13 +423,26 @@ fn add_cpu_op(builder: &mut TraceBuilder, event: &RawEvent<'_>) {
     let process = process_of(builder, event.pid.as_ref());
     let name = builder.intern(name_text(event));
     let thread = thread_of(builder, event.tid.as_ref());
-    builder.add_cpu_op(AnnotationRecord {
+    let span = AnnotationRecord {
         name,
         process,
         thread,
         start: Timestamp::from_nanos(start),
         duration: Duration::from_nanos(duration),
-    });
+    };
+    let args = &event.args;
+    let lists = [
+        args.input_dims,
+        args.input_types,
+        args.input_strides,
+        args.concrete_inputs,
+    ];
+    // As `correlation` is read: a number, or a string holding one.
+    let external_id = args
+        .external_id
+        .and_then(|raw| std::str::from_utf8(raw).ok())
+        .and_then(|text| text.trim_matches('"').parse().ok());
+    builder.add_cpu_op_with_raw_args(span, lists, external_id);
 }
 
 fn add_metadata_event(builder: &mut TraceBuilder, event: &RawEvent<'_>) {

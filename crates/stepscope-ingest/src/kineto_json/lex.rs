@@ -327,7 +327,10 @@ impl<'a> Lexer<'a> {
             b"ts" => (later.ts, event.ts) = (None, Some(self.number()?)),
             b"dur" => (later.dur, event.dur) = (None, Some(self.number()?)),
             b"id" => (later.id, event.id) = (None, Some(self.number()?)),
-            b"args" => (later.args, event.args) = (None, self.args()?),
+            b"args" => {
+                later.args = None;
+                self.args(&mut event.args)?;
+            }
             _ => {}
         }
         later.read_now = true;
@@ -390,19 +393,21 @@ impl<'a> Lexer<'a> {
         }
         if let Some(at) = later.args {
             self.pos = at;
-            event.args = self.args()?;
+            self.args(&mut event.args)?;
         }
         Ok(())
     }
 
-    fn args(&mut self) -> Step<Args<'a>> {
-        let mut args = Args::default();
+    /// Reads `args` into `args`, which it clears first (a later `args` key replaces an
+    /// earlier one). Filled in place: returning the struct moved it, whole, for every event.
+    fn args(&mut self, args: &mut Args<'a>) -> Step<()> {
+        *args = Args::default();
         if self.peek()? == b'n' {
             self.literal(b"null")?;
-            return Ok(args);
+            return Ok(());
         }
         if !self.open_object(&"expected an args object (`{` or `null`)")? {
-            return Ok(args);
+            return Ok(());
         }
         loop {
             let key = self.key()?;
@@ -413,12 +418,23 @@ impl<'a> Lexer<'a> {
                 b"graph id" | b"graph_id" => args.graph_id = Some(self.number()?),
                 b"kernel" => args.kernel = self.text_value()?,
                 b"name" => args.name = self.text_value()?,
+                b"External id" => args.external_id = self.raw_text()?,
+                b"Input Dims" => args.input_dims = self.raw_text()?,
+                b"Input type" => args.input_types = self.raw_text()?,
+                b"Input Strides" => args.input_strides = self.raw_text()?,
+                b"Concrete Inputs" => args.concrete_inputs = self.raw_text()?,
                 _ => self.skip_value(1)?,
             }
             if !self.next_member(b'}', &"expected `,` or `}` after a value in `args`")? {
-                return Ok(args);
+                return Ok(());
             }
         }
+    }
+
+    /// Any value, kept as its JSON text (not checked as UTF-8 here).
+    fn raw_text(&mut self) -> Step<Option<&'a [u8]>> {
+        let at = self.step_over()?;
+        Ok(Some(&self.bytes[at..self.pos]))
     }
 
     /// A string kept as text, anything else skipped and counted as malformed.

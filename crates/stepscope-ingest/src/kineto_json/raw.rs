@@ -1,8 +1,8 @@
 //! One Chrome-trace event as it stands in the file, strings borrowed from the input.
 //!
 //! `lex.rs` fills these straight from the bytes. They count unknown keys by name, accept
-//! numbers as numbers or as strings (some writers quote them), and keep only the handful
-//! of `args` fields stepscope reads. The serde visitors the lexer replaced are its
+//! numbers as numbers or as strings (some writers quote them), and keep only the `args`
+//! fields stepscope reads (an op's argument lists as their JSON text, unparsed). The serde visitors the lexer replaced are its
 //! reference in the tests (`raw/serde_reference.rs`, compiled for tests only).
 
 use std::borrow::Cow;
@@ -91,6 +91,16 @@ pub(crate) struct Args<'a> {
     pub kernel: Option<Text<'a>>,
     /// Metadata events (`process_name`, `thread_name`) carry their value here.
     pub name: Option<Text<'a>>,
+    /// CPU ops and the runtime calls they make: the op's id, as written (read as a
+    /// number only for CPU ops, the events that keep it).
+    pub external_id: Option<&'a [u8]>,
+    /// CPU ops recorded with shapes: the JSON text of `Input Dims`, `Input type`,
+    /// `Input Strides` and `Concrete Inputs`, as written (UTF-8 checked only when an
+    /// argument list is new to the trace).
+    pub input_dims: Option<&'a [u8]>,
+    pub input_types: Option<&'a [u8]>,
+    pub input_strides: Option<&'a [u8]>,
+    pub concrete_inputs: Option<&'a [u8]>,
 }
 
 /// One event of `traceEvents`.

@@ -29,7 +29,13 @@ pub fn trace_difference(a: &Trace, b: &Trace) -> Option<String> {
             .map(|(_, s)| s.to_owned())
             .collect::<Vec<_>>()
     };
-    let sections: [(&str, String, String); 13] = [
+    let op_args = |t: &Trace| {
+        t.op_args
+            .iter()
+            .map(|(_, args)| dbg(&args))
+            .collect::<Vec<_>>()
+    };
+    let sections: [(&str, String, String); 14] = [
         ("names", dbg(&names(a)), dbg(&names(b))),
         ("processes", dbg(&a.processes), dbg(&b.processes)),
         (
@@ -46,6 +52,7 @@ pub fn trace_difference(a: &Trace, b: &Trace) -> Option<String> {
             dbg(&b.gpu_annotations),
         ),
         ("cpu_ops", dbg(&a.cpu_ops), dbg(&b.cpu_ops)),
+        ("op_args", dbg(&op_args(a)), dbg(&op_args(b))),
         ("flows", dbg(&a.flows), dbg(&b.flows)),
         ("metadata", dbg(&a.metadata), dbg(&b.metadata)),
         ("counts", dbg(&a.counts), dbg(&b.counts)),

@@ -15,6 +15,7 @@ mod errors;
 mod formats;
 mod generate;
 mod nsys_sqlite;
+mod op_args;
 mod rocprof_csv;
 mod rocprof_json;
 mod rpd;

@@ -73,6 +73,12 @@ impl<'de> Visitor<'de> for NumberVisitor {
     }
 }
 
+/// A value's JSON text as written.
+fn raw_text<'de, A: MapAccess<'de>>(map: &mut A) -> Result<&'de [u8], A::Error> {
+    let raw: &'de serde_json::value::RawValue = map.next_value()?;
+    Ok(raw.get().as_bytes())
+}
+
 impl<'de> Deserialize<'de> for Args<'de> {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         struct ArgsVisitor;
@@ -91,6 +97,11 @@ impl<'de> Deserialize<'de> for Args<'de> {
                         "graph id" | "graph_id" => args.graph_id = Some(map.next_value()?),
                         "kernel" => args.kernel = text_value(&mut map)?,
                         "name" => args.name = text_value(&mut map)?,
+                        "External id" => args.external_id = Some(raw_text(&mut map)?),
+                        "Input Dims" => args.input_dims = Some(raw_text(&mut map)?),
+                        "Input type" => args.input_types = Some(raw_text(&mut map)?),
+                        "Input Strides" => args.input_strides = Some(raw_text(&mut map)?),
+                        "Concrete Inputs" => args.concrete_inputs = Some(raw_text(&mut map)?),
                         _ => {
                             map.next_value::<IgnoredAny>()?;
                         }
