@@ -20,6 +20,8 @@ pub mod passes;
 
 use passes::capture_graphs::{CapturedGraph, captured_graphs_with_ops};
 use passes::content_groups::content_groups;
+use passes::efficiency::devices::DevicePeaks;
+use passes::efficiency::{Efficiency, EfficiencyInputs, efficiency};
 use passes::event_categories::{EventCategories, EventCategoryInputs, categorize_events};
 use passes::graph_identity::{
     GraphAssignment, IdentityInputs, assign_graphs, uniform_capture_size,
@@ -50,6 +52,9 @@ pub struct AnalysisOptions<'a> {
     pub capture: &'a [CapturedGraph],
     /// Annotation names to break down (`--range`), if given.
     pub ranges: Option<&'a RangePattern>,
+    /// The device whose peaks the efficiency rooflines use (`--device`); found from the
+    /// trace's device name when `None`.
+    pub device: Option<&'static DevicePeaks>,
 }
 
 impl<'a> AnalysisOptions<'a> {
@@ -59,6 +64,7 @@ impl<'a> AnalysisOptions<'a> {
             categories,
             capture: &[],
             ranges: None,
+            device: None,
         }
     }
 }
@@ -80,6 +86,8 @@ pub struct TraceAnalysis {
     pub patterns: Vec<PatternFinding>,
     /// Per matching annotation name, when a range pattern was given.
     pub ranges: Option<RangeBreakdown>,
+    /// Per op and shapes: FLOPs, bytes, achieved rates and the roofline.
+    pub efficiency: Efficiency,
 }
 
 /// Runs every pass on one trace, in this order: `launch_links` (GPU events to host calls),
@@ -106,7 +114,7 @@ pub fn analyze(trace: &Trace, options: &AnalysisOptions<'_>) -> TraceAnalysis {
     });
     let own_captures = captured_graphs_with_ops(trace, &ops);
     let captures: Vec<&CapturedGraph> = own_captures.iter().chain(options.capture).collect();
-    let ((coverage, patterns), (mut breakdown, ranges)) = beside(
+    let ((coverage, patterns), ((mut breakdown, ranges), efficiency)) = beside(
         || coverage(trace, &links, &steps, &own_captures, options),
         || {
             let inputs = EventInputs {
@@ -114,7 +122,13 @@ pub fn analyze(trace: &Trace, options: &AnalysisOptions<'_>) -> TraceAnalysis {
                 ops: &ops,
                 captures: &captures,
             };
-            breakdowns(trace, inputs, &steps, options)
+            let breakdowns = breakdowns(trace, inputs, &steps, options);
+            let inputs = EfficiencyInputs {
+                links: &links,
+                ops: &ops,
+                device: options.device,
+            };
+            (breakdowns, efficiency(trace, inputs))
         },
     );
     add_missing_work(&mut breakdown, &coverage.replays, &steps);
@@ -127,6 +141,7 @@ pub fn analyze(trace: &Trace, options: &AnalysisOptions<'_>) -> TraceAnalysis {
         advice,
         patterns,
         ranges,
+        efficiency,
     }
 }
 

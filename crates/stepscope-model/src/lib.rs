@@ -43,7 +43,7 @@ mod trace;
 
 pub use damage::{DamageKind, DamagedEvent, DamagedEvents, DamagedTable};
 pub use ids::{CorrelationId, NameId, ProcessId, StreamId, ThreadId};
-pub use metadata::{HipVersion, Platform, TraceMetadata};
+pub use metadata::{DeviceProperties, HipVersion, Platform, TraceMetadata};
 pub use names::Interner;
 pub use op_args::{OpArgs, OpArgsId, OpArgsTable};
 pub use runtime_kind::RuntimeCallKind;

@@ -5,6 +5,9 @@
 pub struct TraceMetadata {
     /// GPU names from `deviceProperties`, in device-id order.
     pub device_names: Vec<String>,
+    /// What `deviceProperties` says of each device besides its name, in the same order:
+    /// it identifies a device whose name the runtime left empty or generic.
+    pub device_properties: Vec<DeviceProperties>,
     /// `hip_runtime_version` as written (e.g. `70253211` = HIP 7.2, build 53211).
     pub hip_runtime_version: Option<u64>,
     /// `cuda_runtime_version` as written (e.g. `12040` = CUDA 12.4).
@@ -27,6 +30,19 @@ pub struct TraceMetadata {
     /// The format the file was read as, by the name `--format` takes (`kineto-json`, `rpd`,
     /// …); set by the reader.
     pub format: Option<&'static str>,
+}
+
+/// A device's properties from `deviceProperties` (each `None` when not written).
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct DeviceProperties {
+    /// `computeMajor`: CUDA compute capability, or the gfx major on ROCm (9 for gfx9xx).
+    pub compute_major: Option<u32>,
+    /// `computeMinor` (4 for gfx942).
+    pub compute_minor: Option<u32>,
+    /// `numSms`: streaming multiprocessors, or compute units on ROCm.
+    pub multiprocessors: Option<u32>,
+    /// `totalGlobalMem`, bytes.
+    pub memory_bytes: Option<u64>,
 }
 
 /// The GPU platform a trace was recorded on, from its header.

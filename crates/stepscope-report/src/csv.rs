@@ -1,14 +1,15 @@
 //! CSV output: one file per table, for spreadsheets and pandas.
 
 use crate::ReportError;
+mod efficiency;
 mod ranges;
 
 use crate::schema::{Document, EvidenceWire, Row, UnverifiedWire};
 use std::path::{Path, PathBuf};
 use stepscope_analysis::passes::replay_coverage::Counter;
 
-/// Writes `graphs.csv`, `findings.csv`, `stages.csv`, `categories.csv` and `kernels.csv`
-/// into `dir` (created if missing), and with `--range` also `ranges.csv`,
+/// Writes `graphs.csv`, `findings.csv`, `stages.csv`, `categories.csv`, `kernels.csv` and
+/// `efficiency.csv` into `dir` (created if missing), and with `--range` also `ranges.csv`,
 /// `range_categories.csv` and `range_kernels.csv`; returns the paths written.
 pub fn write_tables(document: &Document, dir: &Path) -> Result<Vec<PathBuf>, ReportError> {
     std::fs::create_dir_all(dir).map_err(|source| ReportError::Write {
@@ -21,6 +22,7 @@ pub fn write_tables(document: &Document, dir: &Path) -> Result<Vec<PathBuf>, Rep
         write(dir, "stages.csv", &stages(document))?,
         write(dir, "categories.csv", &rows(document, false))?,
         write(dir, "kernels.csv", &rows(document, true))?,
+        write(dir, "efficiency.csv", &efficiency::efficiency(document))?,
     ];
     if document.files.iter().any(|f| f.ranges.is_some()) {
         written.extend([

@@ -2,6 +2,7 @@
 
 pub mod capture_graphs;
 pub(crate) mod content_groups;
+pub mod efficiency;
 pub mod event_categories;
 pub mod graph_identity;
 pub mod graph_launches;

@@ -1,7 +1,7 @@
 //! Top-level keys other than `traceEvents`: where the trace was recorded.
 
 use serde_json::Value;
-use stepscope_model::TraceMetadata;
+use stepscope_model::{DeviceProperties, TraceMetadata};
 
 /// Header keys Kineto and its forks write that stepscope does not need.
 const KNOWN_UNUSED_KEYS: [&str; 16] = [
@@ -31,7 +31,10 @@ pub(crate) fn apply_header_key(metadata: &mut TraceMetadata, key: &str, value: &
         "cuda_runtime_version" => metadata.cuda_runtime_version = as_u64(value),
         "cuda_driver_version" => metadata.cuda_driver_version = as_u64(value),
         "baseTimeNanoseconds" => metadata.base_time_ns = as_u64(value),
-        "deviceProperties" => metadata.device_names = device_names(value),
+        "deviceProperties" => {
+            metadata.device_names = device_names(value);
+            metadata.device_properties = device_properties(value);
+        }
         "distributedInfo" => {
             metadata.rank = value
                 .get("rank")
@@ -55,6 +58,26 @@ fn as_u64(value: &Value) -> Option<u64> {
         Value::String(s) => s.trim().parse().ok(),
         _ => None,
     }
+}
+
+fn device_properties(value: &Value) -> Vec<DeviceProperties> {
+    let Some(devices) = value.as_array() else {
+        return Vec::new();
+    };
+    let small = |d: &Value, key: &str| {
+        d.get(key)
+            .and_then(as_u64)
+            .and_then(|v| u32::try_from(v).ok())
+    };
+    devices
+        .iter()
+        .map(|d| DeviceProperties {
+            compute_major: small(d, "computeMajor"),
+            compute_minor: small(d, "computeMinor"),
+            multiprocessors: small(d, "numSms"),
+            memory_bytes: d.get("totalGlobalMem").and_then(as_u64),
+        })
+        .collect()
 }
 
 fn device_names(value: &Value) -> Vec<String> {

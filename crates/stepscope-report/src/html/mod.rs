@@ -95,7 +95,9 @@ struct ComparisonData<'a, T: Serialize> {
 #[derive(Serialize)]
 struct SectionData<'a> {
     label: &'a str,
-    document: &'a Document,
+    /// The document without its efficiency rows, which the page does not draw: with them,
+    /// a run of many ranks outgrows the page's budget.
+    document: Document,
     /// The terminal's verdict of all files together, with several.
     combined_verdict: Option<String>,
     files: Vec<FileData>,
@@ -121,9 +123,14 @@ fn bins_for(rows: usize) -> u32 {
 
 fn section_data<'a>(section: &'a Section<'a>, bins: u32) -> SectionData<'a> {
     let options = TerminalOptions::default();
+    let mut document = section.document.clone();
+    for file in &mut document.files {
+        file.efficiency.ops.clear();
+        file.efficiency.unmodelled.clear();
+    }
     SectionData {
         label: &section.label,
-        document: section.document,
+        document,
         combined_verdict: section
             .document
             .combined

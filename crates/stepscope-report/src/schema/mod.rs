@@ -8,6 +8,7 @@
 
 mod coverage;
 pub mod diff;
+pub mod efficiency;
 mod replays;
 mod timeline;
 mod verdict;
@@ -35,7 +36,7 @@ use stepscope_model::switches::{CUDA_MISSING_KERNELS_NOTE, CUDA_NOTE, SwitchAdvi
 use stepscope_model::{DamageKind, Duration, GpuEventKind, Trace};
 
 /// Version of this document's layout.
-pub const SCHEMA_VERSION: u32 = 2;
+pub const SCHEMA_VERSION: u32 = 3;
 
 fn micros(duration: Duration) -> f64 {
     (duration.as_nanos() as f64 / 1e3 * 1e3).round() / 1e3
@@ -166,6 +167,8 @@ pub struct FileReport {
     pub breakdown: Breakdown,
     /// Work launched inside matching host annotations (`--range`); `null` without it.
     pub ranges: Option<Ranges>,
+    /// Per op and shapes: FLOPs, bytes, achieved rates, the roofline.
+    pub efficiency: efficiency::EfficiencyReport,
     /// The replays on a launch-time axis, aggregated (the HTML report's timeline; not in
     /// the JSON document).
     #[serde(skip)]
@@ -595,6 +598,7 @@ impl FileReport {
             },
             breakdown: Breakdown::new(&analysis.breakdown, top),
             ranges: analysis.ranges.as_ref().map(|r| Ranges::new(r, top)),
+            efficiency: efficiency::EfficiencyReport::new(&analysis.efficiency),
             timeline: Timeline::new(trace, analysis),
             replays: None,
         }

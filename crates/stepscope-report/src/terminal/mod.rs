@@ -1,6 +1,7 @@
 //! Terminal report: the verdict first, then the numbers behind it.
 
 mod diff;
+mod efficiency;
 pub(crate) mod kernel_names;
 mod ranges;
 mod verdict;
@@ -168,6 +169,7 @@ fn render_file(out: &mut String, file: &FileReport, options: &TerminalOptions) {
     if let Some(found) = &file.ranges {
         ranges::render_ranges(out, found, options);
     }
+    efficiency::render_efficiency(out, &file.efficiency, options);
     render_import(out, file);
     out.push('\n');
 }

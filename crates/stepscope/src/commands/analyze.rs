@@ -20,6 +20,7 @@ use stepscope_analysis::combine::{
 };
 use stepscope_analysis::diff::untrusted_stages;
 use stepscope_analysis::passes::capture_graphs::{CapturedGraph, captured_graphs};
+use stepscope_analysis::passes::efficiency::devices::{DEVICES, DevicePeaks, device_by_flag};
 use stepscope_analysis::passes::ranges::{RangeBreakdown, RangePattern};
 use stepscope_analysis::passes::replay_coverage::{CoverageTotals, Verdict};
 use stepscope_analysis::passes::stage_breakdown::{StageBreakdown, StageKey};
@@ -61,6 +62,8 @@ pub struct AnalyzeSettings {
     pub categories: CategoryTable,
     /// Annotation names to break down (`--range`).
     pub range: Option<RangePattern>,
+    /// The device for the rooflines (`--device`).
+    pub device: Option<&'static DevicePeaks>,
     /// Reader settings.
     pub read: ReadOptions,
     /// Kernels per stage.
@@ -91,6 +94,7 @@ impl AnalyzeSettings {
             input_notes: Vec::new(),
             categories: CategoryTable::Builtin,
             range: None,
+            device: None,
             read: ReadOptions::default(),
             top: 10,
             wide: false,
@@ -113,6 +117,7 @@ impl AnalyzeSettings {
             strict,
             capture,
             range,
+            device,
             reading,
             top,
             color,
@@ -153,6 +158,7 @@ impl AnalyzeSettings {
             input_notes,
             categories,
             range,
+            device,
             read,
             top,
             wide,
@@ -224,6 +230,7 @@ fn analyze_file(path: &Path, settings: &AnalyzeSettings) -> anyhow::Result<FileR
         categories: &settings.categories.table(),
         capture: &capture_graphs,
         ranges: settings.range.as_ref(),
+        device: settings.device,
     };
     let analysis = analyze(&trace, &options);
     let export_failure = settings
@@ -659,6 +666,10 @@ pub struct AnalyzeArgs {
     /// instances, host and GPU-mirror time, kernel time by category and by kernel.
     #[arg(long, value_name = "REGEX", value_parser = parse_range)]
     pub range: Option<RangePattern>,
+    /// The GPU whose peaks the efficiency table's rooflines use (MI210, MI250X, MI300X,
+    /// MI325X, MI355X, A100, H100, H200, B200); by default the device the trace names.
+    #[arg(long, value_name = "NAME", value_parser = parse_device)]
+    pub device: Option<&'static DevicePeaks>,
     /// How to read the files.
     #[command(flatten)]
     pub reading: ReadArgs,
@@ -675,6 +686,17 @@ pub struct AnalyzeArgs {
     /// No progress bar.
     #[arg(long)]
     pub no_progress: bool,
+}
+
+/// A `--device` name, or the names there are.
+fn parse_device(text: &str) -> Result<&'static DevicePeaks, String> {
+    device_by_flag(text).ok_or_else(|| {
+        let names: Vec<&str> = DEVICES.iter().map(|d| d.name).collect();
+        format!(
+            "no peaks for this device\nhint: one of {}",
+            names.join(", ")
+        )
+    })
 }
 
 /// A `--range` pattern, or what is wrong with it.

@@ -75,11 +75,15 @@ fn headers() -> Vec<(&'static str, String)> {
             "kernels.csv",
             "file,stage,kernel,kernel_id,category,events,time_us,share,mean_us,events_by_op,time_by_op_us".to_owned(),
         ),
+        (
+            "efficiency.csv",
+            "file,name,family,compute_spec,params,input_dims,input_types,input_strides,concrete_inputs,count,kernel_time_us_mean,kernel_time_us_median,kernel_time_us_sum,gflops,data_moved_mib,flops_per_byte,tflops_mean,tflops_median,tbps_mean,tbps_median,device,bound,roofline_time_us,pct_of_roofline,pct_compute_peak,pct_bandwidth_peak,time_lost_us,encloses_modelled_op".to_owned(),
+        ),
     ]
 }
 
 #[test]
-fn csv_writes_five_tables_with_headers_matching_the_json() {
+fn csv_writes_six_tables_with_headers_matching_the_json() {
     let dir = tempdir();
     let broken = incomplete_piecewise(dir.path(), "piecewise_missing_2.json");
     let out = dir.path().join("csv/out");
@@ -174,6 +178,20 @@ fn rows_agree_with_the_json(
         assert_eq!(row[3], kernel["id"].as_str().expect("a kernel row's id"));
         assert_eq!(row[3], stepscope_report::kernel_id::kernel_id(&row[2]));
     }
+    // Efficiency rows are the JSON's, in its order, with its numbers.
+    let json_ops: Vec<&Value> = files
+        .iter()
+        .flat_map(|f| f["efficiency"]["ops"].as_array().expect("ops"))
+        .collect();
+    let op_rows = &tables["efficiency.csv"][1..];
+    assert!(!op_rows.is_empty());
+    assert_eq!(op_rows.len(), json_ops.len());
+    for (row, op) in op_rows.iter().zip(json_ops) {
+        assert_eq!(row[1], op["name"].as_str().expect("name"));
+        assert_eq!(row[5], op["input_dims"].as_str().expect("dims"));
+        assert_eq!(row[9], op["count"].to_string());
+        assert_eq!(row[13].parse::<f64>().ok(), op["gflops"].as_f64());
+    }
 }
 
 #[test]
@@ -194,7 +212,7 @@ fn csv_without_json_still_prints_the_terminal_report() {
     );
     assert!(
         run.stderr
-            .contains(&format!("wrote 5 CSV files to `{}`", dir.path().display())),
+            .contains(&format!("wrote 6 CSV files to `{}`", dir.path().display())),
         "stderr: {}",
         run.stderr
     );

@@ -6,6 +6,7 @@ mod common;
 mod coverage;
 mod cycles;
 mod damage;
+mod efficiency;
 mod hygiene;
 mod manifest;
 mod parity;

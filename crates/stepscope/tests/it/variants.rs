@@ -191,6 +191,7 @@ pub fn analyse(doc: &Value, capture: &[CapturedGraph]) -> TraceAnalysis {
             categories: &table,
             capture,
             ranges: None,
+            device: None,
         },
     )
 }

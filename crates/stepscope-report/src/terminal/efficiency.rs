@@ -1,0 +1,96 @@
+//! The efficiency section: the ops furthest below their roofline first (by time lost), or
+//! by kernel time when the device's peaks are unknown.
+
+use super::{TerminalOptions, new_table, right_align};
+use crate::schema::efficiency::{EfficiencyReport, EfficiencyRow};
+use std::fmt::Write;
+
+/// `EFFICIENCY …` and a table of the top rows; nothing when no op has a model.
+pub(super) fn render_efficiency(
+    out: &mut String,
+    report: &EfficiencyReport,
+    options: &TerminalOptions,
+) {
+    if let Some(note) = report.note {
+        let _ = writeln!(out, "\nEFFICIENCY: {note}");
+        return;
+    }
+    if report.ops.is_empty() {
+        return;
+    }
+    let mut rows: Vec<&EfficiencyRow> = report
+        .ops
+        .iter()
+        .filter(|r| !r.encloses_modelled_op)
+        .collect();
+    let outer = report.ops.len() - rows.len();
+    let heading = match &report.device {
+        Some(device) => {
+            rows.sort_by(|a, b| time_lost(b).total_cmp(&time_lost(a)));
+            format!(
+                "on {} peaks ({}); furthest below the roofline first (kernel time beyond it, all calls)",
+                device.name, device.identified_by
+            )
+        }
+        None => "device not in the peaks table (--device NAME gives % of peak); by kernel time"
+            .to_owned(),
+    };
+    let _ = writeln!(
+        out,
+        "\nEFFICIENCY — {} op rows from {} modelled calls, {heading}",
+        report.ops.len(),
+        report.modelled_calls
+    );
+    let mut header = vec!["op", "shapes", "calls", "mean µs", "TFLOP/s", "TB/s"];
+    let with_roof = report.device.is_some();
+    if with_roof {
+        header.extend(["bound", "% roof", "lost µs"]);
+    }
+    let mut table = new_table(options, &header);
+    for row in rows.iter().take(options.top_kernels) {
+        let mut cells = cells(row);
+        cells.truncate(header.len());
+        table.add_row(cells);
+    }
+    right_align(&mut table, 2);
+    let _ = writeln!(out, "{table}");
+    if outer > 0 {
+        let _ = writeln!(
+            out,
+            "{outer} rows of ops around other modelled ops (aten::linear around aten::addmm) left out: their kernels are in the rows of the ops inside"
+        );
+    }
+    if rows.len() > options.top_kernels {
+        let _ = writeln!(out, "(--json or --csv lists all {} rows)", report.ops.len());
+    }
+}
+
+fn time_lost(row: &EfficiencyRow) -> f64 {
+    row.roofline.as_ref().map_or(0.0, |r| r.time_lost_us)
+}
+
+fn cells(row: &EfficiencyRow) -> Vec<String> {
+    let number = |v: Option<f64>| v.map_or_else(|| "–".to_owned(), |v| format!("{v:.2}"));
+    let roof = row.roofline.as_ref();
+    vec![
+        row.name.clone(),
+        shapes(row),
+        row.count.to_string(),
+        number(row.kernel_time_us.map(|k| k.mean)),
+        number(row.tflops.map(|t| t.mean)),
+        number(row.tbps.map(|t| t.mean)),
+        roof.map_or_else(|| "–".to_owned(), |r| r.bound.to_owned()),
+        number(roof.and_then(|r| r.pct_of_roofline)),
+        number(roof.map(|r| r.time_lost_us)),
+    ]
+}
+
+/// The shapes column: `Input Dims` with their dtypes' first entry, cut to 48 characters.
+fn shapes(row: &EfficiencyRow) -> String {
+    let dims: String = row.input_dims.chars().take(48).collect();
+    if dims.len() < row.input_dims.len() {
+        format!("{dims}…")
+    } else {
+        dims
+    }
+}

@@ -1,0 +1,105 @@
+//! The efficiency table through the binary: the device from the trace or `--device`, the
+//! terminal's ranking without double counts, and a trace recorded without shapes.
+
+use crate::common::{VLLM_PIECEWISE, stepscope, trace};
+
+const H100: &str = "tracelens/tests/traces/h100/Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz";
+const CPU_SERVER: &str = "stepscope/vllm-cpu/rank0.1796509274149173928.pt.trace.json.gz";
+
+#[test]
+fn the_device_comes_from_the_trace_name_its_properties_or_the_flag() {
+    let named = stepscope(["analyze", &arg(H100), "--json"]).json();
+    let device = &named["files"][0]["efficiency"]["device"];
+    assert_eq!(device["name"], "H100 SXM");
+    assert_eq!(
+        device["identified_by"],
+        "the trace names `NVIDIA H100 80GB HBM3`"
+    );
+    // TraceLens's vLLM trace leaves every device name empty: its properties say MI300X.
+    let unnamed = stepscope(["analyze", &arg(VLLM_PIECEWISE), "--json"]).json();
+    let device = &unnamed["files"][0]["efficiency"]["device"];
+    assert_eq!(device["name"], "MI300X");
+    assert!(
+        device["identified_by"]
+            .as_str()
+            .unwrap()
+            .contains("304 multiprocessors")
+    );
+    let given = stepscope(["analyze", &arg(H100), "--device", "mi300x", "--json"]).json();
+    let efficiency = &given["files"][0]["efficiency"];
+    assert_eq!(efficiency["device"]["name"], "MI300X");
+    assert_eq!(efficiency["device"]["identified_by"], "--device");
+    let mm = efficiency["ops"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["name"] == "aten::mm")
+        .expect("an aten::mm row");
+    assert_eq!(mm["roofline"]["peak_tflops"], 1307.4);
+}
+
+#[test]
+fn an_unknown_device_is_refused_with_the_names_there_are() {
+    let run = stepscope(["analyze", &arg(H100), "--device", "tpu-v5"]);
+    run.expect_code(2);
+    assert!(
+        run.stderr.contains("no peaks for this device"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains("MI300X") && run.stderr.contains("H100 SXM"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn the_terminal_ranks_the_innermost_ops_by_time_lost() {
+    let run = stepscope(["analyze", &arg(H100), "--color", "never", "--no-progress"]);
+    run.expect_code(0);
+    let section = run
+        .stdout
+        .split("EFFICIENCY")
+        .nth(1)
+        .expect("an efficiency section");
+    assert!(section.contains("on H100 SXM peaks"), "{section}");
+    assert!(
+        section.contains("aten::mm") && section.contains("aten::addmm"),
+        "{section}"
+    );
+    // aten::linear and aten::matmul hold the same kernels as the mm/addmm inside them.
+    assert!(!section.contains("│ aten::linear "), "{section}");
+    assert!(!section.contains("│ aten::matmul "), "{section}");
+    assert!(
+        section.contains("rows of ops around other modelled ops"),
+        "{section}"
+    );
+}
+
+#[test]
+fn a_trace_without_shapes_says_how_to_record_them() {
+    let doc = stepscope(["analyze", &arg(CPU_SERVER), "--json"]).json();
+    let efficiency = &doc["files"][0]["efficiency"];
+    assert!(efficiency["modelled_calls"].as_u64().unwrap() > 0);
+    assert_eq!(
+        efficiency["calls_without_shapes"],
+        efficiency["modelled_calls"]
+    );
+    let note = efficiency["note"].as_str().expect("a note");
+    assert!(note.starts_with("recorded without record_shapes; efficiency needs it"));
+    for framework in ["vLLM", "SGLang", "ATOM"] {
+        assert!(note.contains(framework), "{note}");
+    }
+    let run = stepscope(["analyze", &arg(CPU_SERVER), "--no-progress"]);
+    assert!(
+        run.stdout
+            .contains("EFFICIENCY: recorded without record_shapes"),
+        "{}",
+        run.stdout
+    );
+}
+
+fn arg(relative: &str) -> String {
+    trace(relative).display().to_string()
+}
