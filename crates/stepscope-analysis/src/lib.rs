@@ -127,6 +127,7 @@ pub fn analyze(trace: &Trace, options: &AnalysisOptions<'_>) -> TraceAnalysis {
                 links: &links,
                 ops: &ops,
                 device: options.device,
+                captures: &captures,
             };
             (breakdowns, efficiency(trace, inputs))
         },

@@ -11,6 +11,7 @@
 
 mod breakdown;
 mod coverage;
+mod efficiency;
 mod files;
 mod table;
 
@@ -26,7 +27,7 @@ use std::path::{Path, PathBuf};
 pub const PARQUET_SCHEMA_VERSION: u32 = 1;
 
 /// The tables, in the order they are written.
-pub const TABLES: [&str; 8] = [
+pub const TABLES: [&str; 9] = [
     "runs",
     "files",
     "graphs",
@@ -35,6 +36,7 @@ pub const TABLES: [&str; 8] = [
     "stages",
     "stage_category",
     "kernels",
+    "efficiency",
 ];
 
 /// A run's id: a folder-safe name, 1 to 64 of `A-Z a-z 0-9 . _ -`, starting with a letter
@@ -120,6 +122,7 @@ pub fn tables(document: &Document, run: &RunInfo) -> Vec<Table> {
         breakdown::stages(document, id),
         breakdown::stage_category(document, id),
         breakdown::kernels(document, id),
+        efficiency::efficiency(document, id),
     ]
 }
 

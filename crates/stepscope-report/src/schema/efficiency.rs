@@ -11,6 +11,11 @@ pub const WITHOUT_SHAPES_NOTE: &str = "recorded without record_shapes; efficienc
     VLLM_TORCH_PROFILER_RECORD_SHAPES=1; SGLang: \"record_shapes\": true in the /start_profile \
     body; ATOM and scripts: torch.profiler.profile(record_shapes=True))";
 
+/// What to do when graph replays ran and no captured graph gave their kernels shapes.
+pub const REPLAYS_NOTE: &str = "graph replays' kernels have no CPU op, so no shapes: give the \
+    trace recorded while the graphs were captured (--capture FILE, or the capture_traces/ \
+    folder vLLM, SGLang and ATOM write beside the trace) for their rows";
+
 /// The section.
 #[derive(Debug, Clone, Serialize)]
 pub struct EfficiencyReport {
@@ -23,6 +28,13 @@ pub struct EfficiencyReport {
     pub calls_without_shapes: u64,
     /// Said when no modelled call has shapes: how to record them.
     pub note: Option<&'static str>,
+    /// Graph replays that ran GPU work.
+    pub graph_replays: u64,
+    /// Of them, replays matched node by node to a captured graph, whose ops gave their
+    /// kernels shapes (one call per replay and op).
+    pub replays_with_shapes: u64,
+    /// Said when replays ran but none matched a captured graph: how to give one.
+    pub replays_note: Option<&'static str>,
     /// Per op name and model parameters, by kernel time (sum) descending.
     pub ops: Vec<EfficiencyRow>,
     /// Ops without a row that launched GPU work themselves, with the reason.
@@ -170,6 +182,10 @@ impl EfficiencyReport {
             note: efficiency
                 .recorded_without_shapes()
                 .then_some(WITHOUT_SHAPES_NOTE),
+            graph_replays: efficiency.graph_replays,
+            replays_with_shapes: efficiency.replays_with_shapes,
+            replays_note: (efficiency.graph_replays > 0 && efficiency.replays_with_shapes == 0)
+                .then_some(REPLAYS_NOTE),
             ops: efficiency.rows.iter().map(row).collect(),
             unmodelled: efficiency
                 .unmodelled

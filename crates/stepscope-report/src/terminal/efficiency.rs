@@ -54,14 +54,28 @@ pub(super) fn render_efficiency(
     }
     right_align(&mut table, 2);
     let _ = writeln!(out, "{table}");
+    render_notes(out, report, outer);
+    if rows.len() > options.top_kernels {
+        let _ = writeln!(out, "(--json or --csv lists all {} rows)", report.ops.len());
+    }
+}
+
+/// What the table leaves out, and where graph replays' shapes came from.
+fn render_notes(out: &mut String, report: &EfficiencyReport, outer: usize) {
     if outer > 0 {
         let _ = writeln!(
             out,
             "{outer} rows of ops around other modelled ops (aten::linear around aten::addmm) left out: their kernels are in the rows of the ops inside"
         );
     }
-    if rows.len() > options.top_kernels {
-        let _ = writeln!(out, "(--json or --csv lists all {} rows)", report.ops.len());
+    if let Some(note) = report.replays_note {
+        let _ = writeln!(out, "{note}");
+    } else if report.replays_with_shapes > 0 {
+        let _ = writeln!(
+            out,
+            "{} of {} graph replays take their ops' shapes from a captured graph",
+            report.replays_with_shapes, report.graph_replays
+        );
     }
 }
 

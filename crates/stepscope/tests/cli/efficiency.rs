@@ -103,3 +103,45 @@ fn a_trace_without_shapes_says_how_to_record_them() {
 fn arg(relative: &str) -> String {
     trace(relative).display().to_string()
 }
+
+#[test]
+fn graph_replayed_decode_takes_its_shapes_from_the_capture_trace() {
+    use crate::common::{SGLANG_CAPTURE, SGLANG_DECODE};
+    let alone = stepscope(["analyze", &arg(SGLANG_DECODE), "--json"]).json();
+    let efficiency = &alone["files"][0]["efficiency"];
+    assert_eq!(efficiency["graph_replays"], 1);
+    assert_eq!(efficiency["replays_with_shapes"], 0);
+    assert!(
+        efficiency["replays_note"]
+            .as_str()
+            .unwrap()
+            .contains("--capture FILE")
+    );
+    let with = stepscope([
+        "analyze",
+        &arg(SGLANG_DECODE),
+        "--capture",
+        &arg(SGLANG_CAPTURE),
+        "--json",
+    ])
+    .json();
+    let efficiency = &with["files"][0]["efficiency"];
+    assert_eq!(efficiency["replays_with_shapes"], 1);
+    assert!(efficiency["replays_note"].is_null());
+    // The 36 layers' QKV projection, replayed once: TraceLens's GEMM.csv row for this trace
+    // and capture has 6.442450944 GFLOPS, 193.75 MB and 96.024 TFLOP/s (mean of 36).
+    let qkv = efficiency["ops"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["name"] == "aiter::gemm_a16w16" && r["gflops"].as_f64() == Some(6.442450944))
+        .expect("the QKV GEMM row");
+    assert_eq!(qkv["count"], 36);
+    assert_eq!(qkv["data_moved_mib"], 193.75);
+    let tflops = qkv["tflops"]["mean"].as_f64().unwrap();
+    assert!((tflops - 96.024).abs() < 0.01, "{tflops}");
+    assert_eq!(
+        qkv["encloses_modelled_op"], true,
+        "it runs aten::mm, which has its own row"
+    );
+}

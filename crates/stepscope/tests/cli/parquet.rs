@@ -166,6 +166,7 @@ fn check_run(tables: &Value, id: &str, document: &Value) {
             &mine("kernels"),
             file,
         );
+        check_efficiency(&mine("efficiency"), file);
         assert_eq!(
             mine("graphs").len(),
             file["replay_coverage"]["graphs"]
@@ -176,10 +177,38 @@ fn check_run(tables: &Value, id: &str, document: &Value) {
     }
 }
 
+/// The efficiency rows: the JSON's `efficiency.ops`, with its numbers.
+fn check_efficiency(rows: &[&Value], file: &Value) {
+    let ops = file["efficiency"]["ops"].as_array().expect("ops");
+    assert_eq!(rows.len(), ops.len(), "efficiency rows of {}", file["path"]);
+    for op in ops {
+        let row = rows
+            .iter()
+            .find(|r| {
+                [
+                    "name",
+                    "input_dims",
+                    "input_types",
+                    "input_strides",
+                    "concrete_inputs",
+                    "count",
+                    "gflops",
+                ]
+                .iter()
+                .all(|key| r[*key] == op[*key])
+            })
+            .unwrap_or_else(|| panic!("no efficiency row for {op}"));
+        assert_eq!(row["data_moved_mib"], op["data_moved_mib"]);
+        assert_eq!(row["tflops_mean"], op["tflops"]["mean"]);
+        assert_eq!(row["encloses_modelled_op"], op["encloses_modelled_op"]);
+        assert_eq!(row["bound"], op["roofline"]["bound"]);
+    }
+}
+
 /// The Python that dumps every table.
 const DUMP: &str = r#"
-names = ["runs", "files", "graphs", "replays", "findings", "stages", "stage_category", "kernels"]
-order = {"runs": "started_at", "kernels": "run_id, file, stage, position", "findings": "run_id, file, replay"}
+names = ["runs", "files", "graphs", "replays", "findings", "stages", "stage_category", "kernels", "efficiency"]
+order = {"runs": "started_at", "kernels": "run_id, file, stage, position", "findings": "run_id, file, replay", "efficiency": "run_id, file, kernel_time_sum_ns DESC, name, params"}
 # A TIMESTAMPTZ reaches Python through pytz, which the venv does not hold: as text.
 columns = {"runs": "* REPLACE (started_at::VARCHAR AS started_at)"}
 out = {name: rows(f"SELECT {columns.get(name, '*')} FROM {table(name)} ORDER BY {order.get(name, 'ALL')}") for name in names}
@@ -442,7 +471,7 @@ fn a_run_id_already_in_the_folder_is_refused_and_nothing_is_written() {
             })
             .sum()
     };
-    assert_eq!(files(&out), 8, "one file per table");
+    assert_eq!(files(&out), 9, "one file per table");
     let again = stepscope(args("node-3"));
     again.expect_code(2);
     assert!(
@@ -454,7 +483,7 @@ fn a_run_id_already_in_the_folder_is_refused_and_nothing_is_written() {
         "{}",
         again.stderr
     );
-    assert_eq!(files(&out), 8, "nothing written");
+    assert_eq!(files(&out), 9, "nothing written");
     let bad = stepscope(args("../escape"));
     bad.expect_code(2);
     assert!(
@@ -463,7 +492,7 @@ fn a_run_id_already_in_the_folder_is_refused_and_nothing_is_written() {
         bad.stderr
     );
     stepscope(args("node-4")).expect_code(0);
-    assert_eq!(files(&out), 16, "a second run adds its files");
+    assert_eq!(files(&out), 18, "a second run adds its files");
     let count = query(
         &out,
         "print(json.dumps(con.sql(f\"SELECT count(DISTINCT run_id) FROM read_parquet('{DIR}/replays/*.parquet')\").fetchone()[0]))",

@@ -1,50 +1,115 @@
-//! Efficiency parity with TraceLens: per op row that both produce (same op, `Input Dims`,
-//! `Input type` and `Input Strides` of the first call), GFLOPS and data moved equal
+//! Efficiency parity with TraceLens: for every row of its reference CSVs, the row with the
+//! same op, `Input Dims` and `Input type` of the first call has GFLOPS and data moved equal
 //! TraceLens's reference CSVs within 0.1 %, and TFLOP/s within 2 % where both rows hold
-//! the same calls. Graph-replayed decode traces are not here: their ops come from capture
-//! traces, which the efficiency pass does not read yet.
+//! the same calls; for eager traces and for graph-replayed decode with its capture trace.
 
 use crate::common;
 use std::collections::HashMap;
+use stepscope_analysis::passes::capture_graphs::{CapturedGraph, captured_graphs};
 use stepscope_analysis::passes::efficiency::OpRow;
 use stepscope_analysis::passes::kernel_categories::KernelCategories;
 use stepscope_analysis::{AnalysisOptions, analyze};
 
-/// Trace, and its reference CSVs of modelled families.
-const CASES: &[(&str, &[&str])] = &[
-    (
-        "tracelens/tests/traces/h100/Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz",
-        &[
-            "h100/Qwen_Qwen1.5-0.5B-Chat__1016005_perf_report_csvs/GEMM.csv",
-            "h100/Qwen_Qwen1.5-0.5B-Chat__1016005_perf_report_csvs/SDPA_fwd.csv",
-            "h100/Qwen_Qwen1.5-0.5B-Chat__1016005_perf_report_csvs/BinaryElementwise.csv",
-            "h100/Qwen_Qwen1.5-0.5B-Chat__1016005_perf_report_csvs/UnaryElementwise.csv",
-            "h100/Qwen_Qwen1.5-0.5B-Chat__1016005_perf_report_csvs/Reduce_fwd.csv",
+/// A trace, the capture trace its graph replays take their shapes from, and its reference
+/// CSVs of modelled families (under `tracelens/tests/traces/`).
+struct Case {
+    trace: &'static str,
+    capture: Option<&'static str>,
+    csvs: &'static [&'static str],
+}
+
+const H100: &str = "h100/Qwen_Qwen1.5-0.5B-Chat__1016005_perf_report_csvs";
+const MI300: &str = "mi300/Qwen_Qwen1.5-0.5B-Chat__1016005_perf_report_csvs";
+const OWL: &str = "mi300/google_owlv2-large-patch14-ensemble__1016001_perf_report_csvs";
+
+const CASES: &[Case] = &[
+    Case {
+        trace: "tracelens/tests/traces/h100/Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz",
+        capture: None,
+        csvs: &[
+            "GEMM",
+            "SDPA_fwd",
+            "BinaryElementwise",
+            "UnaryElementwise",
+            "Reduce_fwd",
         ],
-    ),
-    (
-        "tracelens/tests/traces/mi300/google_owlv2-large-patch14-ensemble__1016001.json.gz",
-        &[
-            "mi300/google_owlv2-large-patch14-ensemble__1016001_perf_report_csvs/GEMM.csv",
-            "mi300/google_owlv2-large-patch14-ensemble__1016001_perf_report_csvs/BinaryElementwise.csv",
-            "mi300/google_owlv2-large-patch14-ensemble__1016001_perf_report_csvs/UnaryElementwise.csv",
-            "mi300/google_owlv2-large-patch14-ensemble__1016001_perf_report_csvs/Reduce_fwd.csv",
-            "mi300/google_owlv2-large-patch14-ensemble__1016001_perf_report_csvs/CONV_fwd.csv",
-            "mi300/google_owlv2-large-patch14-ensemble__1016001_perf_report_csvs/Normalization.csv",
+    },
+    Case {
+        trace: "tracelens/tests/traces/mi300/Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz",
+        capture: None,
+        csvs: &[
+            "GEMM",
+            "SDPA_fwd",
+            "BinaryElementwise",
+            "UnaryElementwise",
+            "Reduce_fwd",
         ],
-    ),
-    (
-        "tracelens/tests/traces/inference/xdit_sd_3.5/profile_trace_rank_0.json.gz",
-        &[
-            "inference/xdit_sd_3.5/perf_csvs/GEMM.csv",
-            "inference/xdit_sd_3.5/perf_csvs/SDPA_fwd.csv",
-            "inference/xdit_sd_3.5/perf_csvs/BinaryElementwise.csv",
-            "inference/xdit_sd_3.5/perf_csvs/UnaryElementwise.csv",
-            "inference/xdit_sd_3.5/perf_csvs/Reduce_fwd.csv",
-            "inference/xdit_sd_3.5/perf_csvs/Normalization_fwd.csv",
+    },
+    Case {
+        trace: "tracelens/tests/traces/mi300/google_owlv2-large-patch14-ensemble__1016001.json.gz",
+        capture: None,
+        csvs: &[
+            "GEMM",
+            "BinaryElementwise",
+            "UnaryElementwise",
+            "Reduce_fwd",
+            "CONV_fwd",
+            "Normalization",
         ],
-    ),
+    },
+    Case {
+        trace: "tracelens/tests/traces/inference/xdit_sd_3.5/profile_trace_rank_0.json.gz",
+        capture: None,
+        csvs: &[
+            "GEMM",
+            "SDPA_fwd",
+            "BinaryElementwise",
+            "UnaryElementwise",
+            "Reduce_fwd",
+            "Normalization_fwd",
+        ],
+    },
+    Case {
+        trace: "tracelens/tests/traces/inference/sglang_prefilldecode/sglang_Qwen3-8B_prefilldecode.json.gz",
+        capture: None,
+        csvs: &["GEMM", "UnaryElementwise", "Reduce_fwd", "RMSNorm_fwd"],
+    },
+    // Graph-replayed decode: every per-layer op's kernels were replayed, their shapes come
+    // from the capture trace.
+    Case {
+        trace: "tracelens/tests/traces/inference/sglang_decode/sglang_Qwen3-8B_decode.json.gz",
+        capture: Some(
+            "tracelens/tests/traces/inference/sglang_decode/capture_traces/bs_32_rank0.json.gz",
+        ),
+        csvs: &["GEMM", "UnaryElementwise", "Reduce_fwd", "RMSNorm_fwd"],
+    },
+    Case {
+        trace: "tracelens/tests/traces/inference/vllm_decode_full/graph_execution.json.gz",
+        capture: Some(
+            "tracelens/tests/traces/inference/vllm_decode_full/capture_traces/graph_capture_rank_0.1773709742341309550.pt.trace.json.gz",
+        ),
+        csvs: &["GEMM", "UnaryElementwise", "RMSNorm_fwd"],
+    },
+    Case {
+        trace: "tracelens/tests/traces/inference/vllm_prefilldecode_piecewise/graph_execution.json.gz",
+        capture: Some(
+            "tracelens/tests/traces/inference/vllm_prefilldecode_piecewise/capture_traces/graph_capture_rank_0.1773709679453551615.pt.trace.json.gz",
+        ),
+        csvs: &["GEMM", "UnaryElementwise", "RMSNorm_fwd"],
+    },
 ];
+
+/// The folder of a case's reference CSVs.
+fn csv_dir(trace: &str) -> String {
+    let folder = trace.rsplit_once('/').map_or("", |(dir, _)| dir);
+    let relative = folder.trim_start_matches("tracelens/tests/traces/");
+    match relative {
+        "h100" => H100.to_owned(),
+        "mi300" if trace.contains("owlv2") => OWL.to_owned(),
+        "mi300" => MI300.to_owned(),
+        other => format!("{other}/perf_csvs"),
+    }
+}
 
 fn records(relative: &str) -> Vec<HashMap<String, String>> {
     let path = common::shared(&format!("tracelens/tests/traces/{relative}"));
@@ -72,8 +137,9 @@ fn number(row: &HashMap<String, String>, column: &str) -> Option<f64> {
     row.get(column).and_then(|v| v.parse().ok())
 }
 
-/// Checks one reference row against ours; `Err` says what differs.
-fn compare(theirs: &HashMap<String, String>, ours: &OpRow) -> Result<(), String> {
+/// Checks one reference row against ours: `Ok(true)` when the achieved TFLOP/s were
+/// compared too (both rows hold the same calls); `Err` says what differs.
+fn compare(theirs: &HashMap<String, String>, ours: &OpRow) -> Result<bool, String> {
     let gflops = number(theirs, "GFLOPS_first").expect("GFLOPS");
     if !close(ours.gflops, gflops, 1e-3) {
         return Err(format!("GFLOPS {} vs {gflops}", ours.gflops));
@@ -90,8 +156,58 @@ fn compare(theirs: &HashMap<String, String>, ours: &OpRow) -> Result<(), String>
         if !close(mean, tflops, 0.02) {
             return Err(format!("TFLOP/s {mean} vs {tflops}"));
         }
+        return Ok(true);
     }
-    Ok(())
+    Ok(false)
+}
+
+/// How a case's reference rows compared.
+#[derive(Default)]
+struct Tally {
+    total: usize,
+    matched: usize,
+    /// Matched rows whose rates were compared too.
+    rates: usize,
+    failures: Vec<String>,
+}
+
+fn check_case(case: &Case, table: &KernelCategories) -> Tally {
+    let trace = common::read(case.trace);
+    let capture: Vec<CapturedGraph> = case
+        .capture
+        .map(|path| captured_graphs(&common::read(path)))
+        .unwrap_or_default();
+    let options = AnalysisOptions {
+        capture: &capture,
+        ..AnalysisOptions::new(table)
+    };
+    let rows = analyze(&trace, &options).efficiency.rows;
+    let mut tally = Tally::default();
+    for name in case.csvs {
+        let csv = format!("{}/{name}.csv", csv_dir(case.trace));
+        for theirs in records(&csv) {
+            tally.total += 1;
+            let key = |c: &str| theirs.get(c).cloned().unwrap_or_default();
+            let outcomes: Vec<Result<bool, String>> = rows
+                .iter()
+                .filter(|r| {
+                    r.name == key("name")
+                        && r.args[0] == key("Input Dims_first")
+                        && r.args[1] == key("Input type_first")
+                })
+                .map(|ours| compare(&theirs, ours))
+                .collect();
+            if outcomes.iter().any(Result::is_ok) {
+                tally.matched += 1;
+                tally.rates += usize::from(outcomes.contains(&Ok(true)));
+            } else {
+                let why: Vec<String> = outcomes.into_iter().filter_map(Result::err).collect();
+                let row = format!("{} {}", key("name"), key("Input Dims_first"));
+                tally.failures.push(format!("{csv}: {row} {why:?}"));
+            }
+        }
+    }
+    tally
 }
 
 #[test]
@@ -101,47 +217,23 @@ fn compare(theirs: &HashMap<String, String>, ours: &OpRow) -> Result<(), String>
 )]
 fn op_rows_equal_tracelens_reference_csvs() {
     let table = KernelCategories::embedded();
-    for (trace_path, csvs) in CASES {
-        let trace = common::read(trace_path);
-        let analysis = analyze(&trace, &AnalysisOptions::new(&table));
-        let rows = &analysis.efficiency.rows;
-        let (mut matched, mut total, mut failures) = (0, 0, Vec::new());
-        for csv in *csvs {
-            for theirs in records(csv) {
-                total += 1;
-                let key = |c: &str| theirs.get(c).cloned().unwrap_or_default();
-                let candidates: Vec<&OpRow> = rows
-                    .iter()
-                    .filter(|r| {
-                        r.name == key("name")
-                            && r.args[0] == key("Input Dims_first")
-                            && r.args[1] == key("Input type_first")
-                    })
-                    .collect();
-                let outcomes: Vec<Result<(), String>> = candidates
-                    .iter()
-                    .map(|ours| compare(&theirs, ours))
-                    .collect();
-                if outcomes.iter().any(Result::is_ok) {
-                    matched += 1;
-                } else {
-                    let why = outcomes
-                        .into_iter()
-                        .filter_map(Result::err)
-                        .collect::<Vec<_>>();
-                    failures.push(format!(
-                        "{csv}: {} {} {why:?}",
-                        key("name"),
-                        key("Input Dims_first")
-                    ));
-                }
-            }
-        }
-        assert!(total > 10, "{trace_path}: reference rows read");
+    for case in CASES {
+        let tally = check_case(case, &table);
+        let trace = case.trace;
+        assert!(tally.total > 10, "{trace}: reference rows read");
+        // Most rows hold the same calls on both sides, so their rates are compared too.
         assert!(
-            matched * 100 >= total * 95,
-            "{trace_path}: {matched} of {total} reference rows matched; first misses:\n{}",
-            failures
+            tally.rates * 2 > tally.total,
+            "{trace}: {} rates compared",
+            tally.rates
+        );
+        assert!(
+            tally.matched == tally.total,
+            "{trace}: {} of {} reference rows matched; first misses:\n{}",
+            tally.matched,
+            tally.total,
+            tally
+                .failures
                 .iter()
                 .take(15)
                 .cloned()

@@ -20,11 +20,13 @@ pub mod devices;
 pub(crate) mod dtype;
 pub(crate) mod models;
 mod nesting;
+mod replays;
 pub mod spec;
 mod table;
 
 pub use table::{Bound, Efficiency, OpRow, Roofline, RowStats, UnmodelledOp};
 
+use crate::passes::capture_graphs::CapturedGraph;
 use crate::passes::launch_links::LaunchLinks;
 use crate::passes::launching_ops::LaunchingOps;
 use devices::DevicePeaks;
@@ -43,6 +45,9 @@ pub struct EfficiencyInputs<'a> {
     pub ops: &'a LaunchingOps,
     /// The device's peaks: `--device`, else found from the trace's device name.
     pub device: Option<&'static DevicePeaks>,
+    /// Captured graphs (the trace's own and those of capture traces): their ops give the
+    /// kernels of matching graph replays their shapes.
+    pub captures: &'a [&'a CapturedGraph],
 }
 
 /// One modelled op call: its row key and what it ran.
@@ -90,6 +95,7 @@ pub fn efficiency(trace: &Trace, inputs: EfficiencyInputs<'_>) -> Efficiency {
             pass.add_call(op, nesting.encloses(op));
         }
     }
+    replays::add_replay_calls(&mut pass, inputs.links, inputs.captures);
     pass.builder.finish(&pass.calls, device)
 }
 
@@ -151,7 +157,7 @@ impl Pass<'_> {
         let row = match self.rows.get(&key) {
             Some(&row) => row,
             None => {
-                let row = self.new_row(op, &key);
+                let row = self.new_row(&key);
                 self.rows.insert(key, row);
                 row
             }
@@ -169,7 +175,7 @@ impl Pass<'_> {
     }
 
     /// Models a call key seen for the first time and finds or makes its row.
-    fn new_row(&mut self, op: usize, (name, args_id, kernels): &CallKey) -> Option<usize> {
+    fn new_row(&mut self, (name, args_id, kernels): &CallKey) -> Option<usize> {
         let trace = self.trace;
         let args = self
             .parsed
@@ -180,7 +186,9 @@ impl Pass<'_> {
             Ok(args) => models::cost(trace.name(*name), args, &kernel_names),
             Err(reason) => Modelled::Unfit(reason.clone()),
         };
-        self.builder.row_for(trace, op, modelled)
+        let op_args = trace.op_args.get(*args_id);
+        self.builder
+            .row_for(trace, (trace.name(*name), op_args), modelled)
     }
 }
 

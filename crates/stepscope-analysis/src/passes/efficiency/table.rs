@@ -152,8 +152,13 @@ pub struct Efficiency {
     pub rows: Vec<OpRow>,
     /// Ops with no row, by kernel time descending.
     pub unmodelled: Vec<UnmodelledOp>,
-    /// Calls of modelled ops.
+    /// Calls of modelled ops (host calls, and calls replayed in graphs).
     pub modelled_calls: u64,
+    /// Graph replays (launches that ran GPU work).
+    pub graph_replays: u64,
+    /// Of them, replays matched node by node to a captured graph, whose ops gave their
+    /// kernels shapes.
+    pub replays_with_shapes: u64,
     /// Of those, calls recorded without shapes (no `Input Dims`).
     pub calls_without_shapes: u64,
 }
@@ -181,6 +186,8 @@ pub(super) struct TableBuilder {
     unmodelled: FxHashMap<String, UnmodelledOp>,
     modelled_calls: u64,
     calls_without_shapes: u64,
+    pub(super) graph_replays: u64,
+    pub(super) replays_with_shapes: u64,
 }
 
 impl TableBuilder {
@@ -222,10 +229,9 @@ impl TableBuilder {
     pub(super) fn row_for(
         &mut self,
         trace: &Trace,
-        op: usize,
+        (name, args): (&str, OpArgs<'_>),
         modelled: Modelled,
     ) -> Option<usize> {
-        let name = trace.name(trace.cpu_ops.name[op]);
         let cost = match modelled {
             Modelled::Cost(cost) => cost,
             Modelled::Unfit(reason) => {
@@ -239,7 +245,7 @@ impl TableBuilder {
             return Some(row);
         }
         let row = self.drafts.len();
-        let args = one_line_args(trace.op_args.get(trace.cpu_ops.args[op]));
+        let args = one_line_args(args);
         self.drafts.push(Draft {
             name: name.to_owned(),
             cost,
@@ -285,6 +291,8 @@ impl TableBuilder {
             device_basis,
             rows,
             unmodelled,
+            graph_replays: self.graph_replays,
+            replays_with_shapes: self.replays_with_shapes,
             modelled_calls: self.modelled_calls,
             calls_without_shapes: self.calls_without_shapes,
         }

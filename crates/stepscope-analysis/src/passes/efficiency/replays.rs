@@ -1,0 +1,151 @@
+//! Graph replays: their kernels were captured, not launched by a CPU op, so they have no
+//! shapes of their own. A replay whose GPU events match a captured graph node by node
+//! (same count; the same kernel name wherever the capture's launch named it) takes the
+//! capture's ops: each op that enclosed node launches under the capture is one call per
+//! replay, its kernel time the busy time of its nodes' events in that replay. Capture
+//! traces come from `--capture` or a `capture_traces/` folder beside the trace (vLLM,
+//! SGLang and ATOM write them), or are the trace's own captures.
+
+use super::{Call, Pass, args, models};
+use crate::passes::capture_graphs::CapturedGraph;
+use crate::passes::launch_links::LaunchLinks;
+use rustc_hash::FxHashMap;
+use stepscope_model::{NameId, OpArgs, RuntimeCallKind};
+
+/// One captured graph as the replays of this trace are matched against it.
+struct Graph<'a> {
+    captured: &'a CapturedGraph,
+    /// Per node, the kernel name the capture named, as a name of this trace: `None` when
+    /// the capture did not name it (any event matches), `Some(None)` when this trace has no
+    /// such name (no replay matches).
+    names: Vec<Option<Option<NameId>>>,
+    /// Per op of the capture, its nodes.
+    op_nodes: Vec<Vec<usize>>,
+    /// Per op, whether it has a model and encloses another op that has one.
+    encloses: Vec<bool>,
+}
+
+impl<'a> Graph<'a> {
+    fn new(pass: &Pass<'_>, captured: &'a CapturedGraph) -> Self {
+        let trace = pass.trace;
+        let names = captured
+            .kernel_names
+            .iter()
+            .map(|name| name.as_ref().map(|n| trace.names.get(n)))
+            .collect();
+        let mut op_nodes = vec![Vec::new(); captured.ops.len()];
+        let mut encloses = vec![false; captured.ops.len()];
+        let modelled = |op: u32| models::has_model(&captured.ops[op as usize].name);
+        for (node, chain) in captured.node_ops.iter().enumerate() {
+            for (depth, &op) in chain.iter().enumerate() {
+                op_nodes[op as usize].push(node);
+                if modelled(op) && chain[..depth].iter().any(|&inner| modelled(inner)) {
+                    encloses[op as usize] = true;
+                }
+            }
+        }
+        Graph {
+            captured,
+            names,
+            op_nodes,
+            encloses,
+        }
+    }
+
+    /// Whether a replay's events (kernel names in time order) are this graph's nodes.
+    fn matches(&self, kernels: &[NameId]) -> bool {
+        kernels.len() == self.names.len()
+            && kernels
+                .iter()
+                .zip(&self.names)
+                .all(|(kernel, name)| name.is_none_or(|name| name == Some(*kernel)))
+    }
+}
+
+/// Adds one call per modelled capture op per replay matched to a captured graph.
+pub(super) fn add_replay_calls(
+    pass: &mut Pass<'_>,
+    links: &LaunchLinks,
+    captures: &[&CapturedGraph],
+) {
+    let trace = pass.trace;
+    let graphs: Vec<Graph<'_>> = captures
+        .iter()
+        .filter(|c| !c.node_ops.is_empty())
+        .map(|c| Graph::new(pass, c))
+        .collect();
+    let mut matched: FxHashMap<Vec<NameId>, Option<usize>> = FxHashMap::default();
+    let mut rows: FxHashMap<(usize, usize), Option<usize>> = FxHashMap::default();
+    let runtime = &trace.runtime;
+    for call in (0..runtime.len()).filter(|&c| runtime.kind[c] == RuntimeCallKind::GraphLaunch) {
+        let mut events = links.launched(call).to_vec();
+        if events.is_empty() {
+            continue;
+        }
+        pass.builder.graph_replays += 1;
+        events.sort_by_key(|&g| (trace.gpu.start[g as usize], g));
+        let kernels: Vec<NameId> = events.iter().map(|&g| trace.gpu.name[g as usize]).collect();
+        let found = *matched
+            .entry(kernels)
+            .or_insert_with_key(|kernels| graphs.iter().position(|g| g.matches(kernels)));
+        let Some(index) = found else {
+            continue;
+        };
+        pass.builder.replays_with_shapes += 1;
+        add_one_replay(pass, (index, &graphs[index]), &events, &mut rows);
+    }
+}
+
+fn add_one_replay(
+    pass: &mut Pass<'_>,
+    (index, graph): (usize, &Graph<'_>),
+    events: &[u32],
+    rows: &mut FxHashMap<(usize, usize), Option<usize>>,
+) {
+    let trace = pass.trace;
+    for (op, nodes) in graph.op_nodes.iter().enumerate() {
+        let captured = &graph.captured.ops[op];
+        if !models::has_model(&captured.name) || captured.args[0].is_none() {
+            continue;
+        }
+        let own: Vec<u32> = nodes.iter().map(|&node| events[node]).collect();
+        let row = *rows
+            .entry((index, op))
+            .or_insert_with(|| replay_row(pass, graph, op, &own));
+        pass.builder.modelled_call(false);
+        if let Some(row) = row {
+            let (flops, bytes) = pass.builder.cost_of(row);
+            pass.calls.push(Call {
+                row,
+                kernel_us: super::busy_micros(trace, &own),
+                flops,
+                bytes,
+                encloses: graph.encloses[op],
+            });
+        }
+    }
+}
+
+/// Models a capture op the first time a replay runs it.
+fn replay_row(pass: &mut Pass<'_>, graph: &Graph<'_>, op: usize, events: &[u32]) -> Option<usize> {
+    let trace = pass.trace;
+    let captured = &graph.captured.ops[op];
+    let [dims, types, strides, concrete] = &captured.args;
+    let op_args = OpArgs {
+        input_dims: dims.as_deref(),
+        input_types: types.as_deref(),
+        input_strides: strides.as_deref(),
+        concrete_inputs: concrete.as_deref(),
+    };
+    let kernel_names: Vec<&str> = events
+        .iter()
+        .filter(|&&g| trace.gpu.kind[g as usize] == stepscope_model::GpuEventKind::Kernel)
+        .map(|&g| trace.name(trace.gpu.name[g as usize]))
+        .collect();
+    let modelled = match args::parse(op_args) {
+        Ok(parsed) => models::cost(&captured.name, &parsed, &kernel_names),
+        Err(reason) => super::Modelled::Unfit(reason),
+    };
+    pass.builder
+        .row_for(trace, (&captured.name, op_args), modelled)
+}
