@@ -41,6 +41,8 @@ pub struct DiffDocument {
     /// Sides that cannot be compared at all (a file that could not be read, a read cut
     /// short, no GPU events): without `--force` no stage is compared.
     pub unusable_sides: Vec<UnusableSide>,
+    /// Achieved TFLOP/s and TB/s per op row both sides have (traces recorded with shapes).
+    pub op_rates: super::diff_rates::OpRates,
 }
 
 /// A side that cannot be compared, and why.
@@ -267,6 +269,7 @@ impl DiffDocument {
             forced,
             notes,
             unusable_sides: Vec::new(),
+            op_rates: super::diff_rates::OpRates::default(),
         }
     }
 

@@ -8,6 +8,7 @@
 
 mod coverage;
 pub mod diff;
+pub mod diff_rates;
 pub mod efficiency;
 mod replays;
 mod timeline;

@@ -55,6 +55,7 @@ pub fn render_diff(document: &DiffDocument, options: &TerminalOptions) -> String
     for stage in &document.stages {
         render_stage(&mut out, stage, options);
     }
+    super::efficiency::render_op_rates(&mut out, &document.op_rates, options);
     let kernels =
         |s: &StageDelta| !(s.kernels.is_empty() && s.appeared.is_empty() && s.vanished.is_empty());
     if document.stages.iter().any(kernels) {

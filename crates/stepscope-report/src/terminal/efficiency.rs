@@ -2,6 +2,7 @@
 //! by kernel time when the device's peaks are unknown.
 
 use super::{TerminalOptions, new_table, right_align};
+use crate::schema::diff_rates::OpRates;
 use crate::schema::efficiency::{EfficiencyReport, EfficiencyRow};
 use std::fmt::Write;
 
@@ -99,12 +100,57 @@ fn cells(row: &EfficiencyRow) -> Vec<String> {
     ]
 }
 
-/// The shapes column: `Input Dims` with their dtypes' first entry, cut to 48 characters.
+/// The shapes column: the row's `Input Dims`, cut to 48 characters.
 fn shapes(row: &EfficiencyRow) -> String {
-    let dims: String = row.input_dims.chars().take(48).collect();
-    if dims.len() < row.input_dims.len() {
-        format!("{dims}…")
+    cut(&row.input_dims)
+}
+
+fn cut(text: &str) -> String {
+    let kept: String = text.chars().take(48).collect();
+    if kept.len() < text.len() {
+        format!("{kept}…")
     } else {
-        dims
+        kept
     }
+}
+
+/// `diff`'s `OP RATES` section: achieved TFLOP/s per op row both sides have.
+pub(super) fn render_op_rates(out: &mut String, rates: &OpRates, options: &TerminalOptions) {
+    if rates.shared.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "\nOP RATES — {} op rows on both sides ({} only in BASE, {} only in NEW); achieved TFLOP/s, largest kernel time first",
+        rates.shared.len(),
+        rates.only_base,
+        rates.only_new
+    );
+    let header = [
+        "op",
+        "shapes",
+        "calls",
+        "mean µs BASE",
+        "mean µs NEW",
+        "TFLOP/s BASE",
+        "TFLOP/s NEW",
+        "change",
+    ];
+    let mut table = new_table(options, &header);
+    let number = |v: Option<f64>| v.map_or_else(|| "–".to_owned(), |v| format!("{v:.2}"));
+    for row in rates.shared.iter().take(options.top_kernels) {
+        table.add_row(vec![
+            row.name.clone(),
+            cut(&row.input_dims),
+            format!("{} → {}", row.base_calls, row.new_calls),
+            format!("{:.2}", row.base_mean_us),
+            format!("{:.2}", row.new_mean_us),
+            number(row.base_tflops),
+            number(row.new_tflops),
+            row.tflops_change
+                .map_or_else(|| "–".to_owned(), |c| format!("{:+.1}%", c * 100.0)),
+        ]);
+    }
+    right_align(&mut table, 2);
+    let _ = writeln!(out, "{table}");
 }

@@ -28,6 +28,7 @@ use stepscope_analysis::{AnalysisOptions, TraceAnalysis, analyze};
 use stepscope_ingest::{ReadOptions, read_trace_file};
 use stepscope_model::Trace;
 use stepscope_report::html::Page;
+use stepscope_report::schema::efficiency::EfficiencyReport;
 use stepscope_report::schema::{
     Breakdown, Combined, CoverageNumbers, Document, FailedFile, FileReport, Ranges, ReplayRecord,
     Tool, overall_verdict,
@@ -327,6 +328,11 @@ impl Analyzed {
         stages.sort();
         stages.dedup();
         stages
+    }
+
+    /// The files' efficiency sections.
+    pub fn efficiency(&self) -> impl Iterator<Item = &EfficiencyReport> {
+        self.results.iter().map(|r| &r.report.efficiency)
     }
 
     /// The paths of the files read, as given.

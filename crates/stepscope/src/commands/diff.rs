@@ -19,6 +19,7 @@ use stepscope_analysis::passes::steps::Stage;
 use stepscope_ingest::ReadOptions;
 use stepscope_report::html::{Comparison, Page, Section};
 use stepscope_report::schema::diff::{DiffDocument, DiffSide, SideFacts, SideSource, UnusableSide};
+use stepscope_report::schema::diff_rates::OpRates;
 use stepscope_report::schema::{Document, OverallVerdict};
 use stepscope_report::terminal::TerminalOptions;
 
@@ -360,6 +361,11 @@ pub fn compare(base: Analysed, new: Analysed, force: bool, top: usize) -> Compar
     let mut document = DiffDocument::new(wire_side(&base), wire_side(&new), &diff, top.max(50))
         .with_unusable_sides(unusable_sides, force);
     document.notes.extend(same_note);
+    document.op_rates = OpRates::new(
+        base.analyzed.efficiency(),
+        new.analyzed.efficiency(),
+        top.max(50),
+    );
     Compared {
         diff: document,
         base: base.analyzed.into_document(top.max(50)),

@@ -145,3 +145,41 @@ fn graph_replayed_decode_takes_its_shapes_from_the_capture_trace() {
         "it runs aten::mm, which has its own row"
     );
 }
+
+#[test]
+fn diff_compares_achieved_rates_per_shared_op_row() {
+    use stepscope_synth::removal::{read_json, to_json_bytes};
+    let dir = crate::common::tempdir();
+    let mut doc = read_json(&trace(H100)).expect("reads");
+    // The new side's GEMM kernels take twice as long.
+    for event in doc["traceEvents"].as_array_mut().expect("events") {
+        let gemm =
+            event["cat"] == "kernel" && event["name"].as_str().is_some_and(|n| n.contains("gemm"));
+        if let (true, Some(dur)) = (gemm, event["dur"].as_f64()) {
+            event["dur"] = serde_json::json!(dur * 2.0);
+        }
+    }
+    let slower = dir.path().join("slower.json");
+    std::fs::write(&slower, to_json_bytes(&doc)).expect("write");
+    let run = stepscope([
+        "diff".as_ref(),
+        trace(H100).as_os_str(),
+        slower.as_os_str(),
+        "--json".as_ref(),
+    ]);
+    let rates = &run.json()["op_rates"];
+    assert_eq!(rates["only_base"], 0);
+    let rows = rates["shared"].as_array().expect("shared rows");
+    let mm = rows
+        .iter()
+        .find(|r| r["name"] == "aten::mm" && r["input_dims"] == "[[8944, 1024], [1024, 2816]]")
+        .expect("the mm row");
+    let change = mm["tflops_change"].as_f64().unwrap();
+    assert!((change + 0.5).abs() < 0.01, "{change}");
+    // Ops whose kernels were not stretched run as before.
+    let add = rows
+        .iter()
+        .find(|r| r["name"] == "aten::add")
+        .expect("an add row");
+    assert!(add["tflops_change"].as_f64().unwrap().abs() < 1e-9);
+}
