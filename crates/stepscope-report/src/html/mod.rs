@@ -95,8 +95,7 @@ struct ComparisonData<'a, T: Serialize> {
 #[derive(Serialize)]
 struct SectionData<'a> {
     label: &'a str,
-    /// The document without its efficiency rows, which the page does not draw: with them,
-    /// a run of many ranks outgrows the page's budget.
+    /// The document, each file's efficiency rows cut to those the page draws.
     document: Document,
     /// The terminal's verdict of all files together, with several.
     combined_verdict: Option<String>,
@@ -124,9 +123,9 @@ fn bins_for(rows: usize) -> u32 {
 fn section_data<'a>(section: &'a Section<'a>, bins: u32) -> SectionData<'a> {
     let options = TerminalOptions::default();
     let mut document = section.document.clone();
+    let per_file = (ROOFLINE_BUDGET / document.files.len().max(1)).clamp(8, 60);
     for file in &mut document.files {
-        file.efficiency.ops.clear();
-        file.efficiency.unmodelled.clear();
+        keep_roofline_rows(&mut file.efficiency, per_file);
     }
     SectionData {
         label: &section.label,
@@ -157,6 +156,28 @@ fn section_data<'a>(section: &'a Section<'a>, bins: u32) -> SectionData<'a> {
                     .then_some(crate::schema::HOW_TO_SETTLE),
             })
             .collect(),
+    }
+}
+
+/// Efficiency rows the page keeps over all files: the roofline chart and its table.
+const ROOFLINE_BUDGET: usize = 800;
+
+/// Keeps a file's `keep` efficiency rows with the most kernel time, leaving out rows whose
+/// kernels are in the rows of the ops inside them, no unmodelled list, and of each row what
+/// the page shows: with every row in full, a run of many ranks outgrows the page's budget.
+fn keep_roofline_rows(efficiency: &mut crate::schema::efficiency::EfficiencyReport, keep: usize) {
+    efficiency.ops.retain(|row| !row.encloses_modelled_op);
+    efficiency
+        .ops
+        .sort_by(|a, b| b.kernel_time_us_sum.total_cmp(&a.kernel_time_us_sum));
+    efficiency.ops.truncate(keep);
+    efficiency.unmodelled.clear();
+    // What the page shows of a row: its op, shapes and numbers.
+    for row in &mut efficiency.ops {
+        row.params.clear();
+        row.input_types.clear();
+        row.input_strides.clear();
+        row.concrete_inputs.clear();
     }
 }
 

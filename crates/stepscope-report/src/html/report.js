@@ -481,6 +481,73 @@
     ], rows, { name: "ranges", sortKey: "gpu_time_us" }));
     return el("div", {}, parts);
   }
+  // ---- efficiency --------------------------------------------------------------------
+  // Log-log roofline: arithmetic intensity (FLOP/byte) against achieved TFLOP/s, one point
+  // per op row (area by kernel time), under the device's bandwidth slope and compute roofs.
+  function log10(v) { return Math.log(v) / Math.LN10; }
+  function rooflineChart(eff) {
+    const rows = eff.ops.filter((r) => r.flops_per_byte > 0 && r.tflops && r.tflops.mean > 0);
+    if (!rows.length) return null;
+    const W = 900, H = 420, L = 70, B = 40, T = 12, R = 130;
+    const roofs = new Map();
+    for (const r of rows) {
+      if (r.roofline && r.roofline.peak_tflops) roofs.set(r.compute_spec, r.roofline.peak_tflops);
+    }
+    const tbps = eff.device ? eff.device.hbm_tbps : null;
+    const xs = rows.map((r) => r.flops_per_byte), ys = rows.map((r) => r.tflops.mean);
+    for (const peak of roofs.values()) { xs.push(peak / tbps); ys.push(peak); }
+    const x0 = Math.floor(log10(Math.min(...xs)) - 0.3), x1 = Math.ceil(log10(Math.max(...xs)) + 0.3);
+    const y0 = Math.floor(log10(Math.min(...ys)) - 0.3), y1 = Math.ceil(log10(Math.max(...ys)) + 0.2);
+    const px = (v) => L + ((log10(v) - x0) / (x1 - x0)) * (W - L - R);
+    const py = (v) => H - B - ((log10(v) - y0) / (y1 - y0)) * (H - B - T);
+    const chart = svg("svg", { viewBox: `0 0 ${W} ${H}`, width: "100%", role: "img", class: "roofline" });
+    for (let e = x0; e <= x1; e++) {
+      chart.append(svg("line", { x1: px(10 ** e), x2: px(10 ** e), y1: T, y2: H - B, class: "grid" }),
+        svg("text", { x: px(10 ** e), y: H - B + 16, "text-anchor": "middle", class: "muted" }, "1e" + e));
+    }
+    for (let e = y0; e <= y1; e++) {
+      chart.append(svg("line", { x1: L, x2: W - R, y1: py(10 ** e), y2: py(10 ** e), class: "grid" }),
+        svg("text", { x: L - 6, y: py(10 ** e) + 4, "text-anchor": "end", class: "muted" }, "1e" + e));
+    }
+    chart.append(svg("text", { x: (L + W - R) / 2, y: H - 6, "text-anchor": "middle" }, "FLOP per byte moved"),
+      svg("text", { x: 14, y: (T + H - B) / 2, transform: `rotate(-90 14 ${(T + H - B) / 2})`, "text-anchor": "middle" }, "achieved TFLOP/s"));
+    for (const [spec, peak] of roofs) {
+      const ridge = peak / tbps, left = 10 ** x0, right = 10 ** x1;
+      const start = Math.max(left, (10 ** y0) / tbps);
+      chart.append(svg("polyline", { points: `${px(start)},${py(start * tbps)} ${px(ridge)},${py(peak)} ${px(right)},${py(peak)}`, class: "roof" },
+        svg("title", {}, `${eff.device.name} ${spec}: ${peak} TFLOP/s, ${tbps} TB/s`)),
+        svg("text", { x: px(right) + 4, y: py(peak) + 4, class: "muted" }, `${spec} ${peak}`));
+    }
+    const most = Math.max(...rows.map((r) => r.kernel_time_us_sum), 1e-9);
+    for (const r of rows) {
+      const roof = r.roofline;
+      const pct = roof && roof.pct_of_roofline !== null ? `, ${roof.pct_of_roofline.toFixed(1)}% of its roofline (${roof.bound}-bound)` : "";
+      chart.append(svg("circle", { cx: px(r.flops_per_byte), cy: py(r.tflops.mean), r: 3 + 12 * Math.sqrt(r.kernel_time_us_sum / most),
+        class: roof ? "op " + roof.bound : "op" },
+        svg("title", {}, `${r.name} ${r.input_dims}: ${r.count} calls, ${micros(r.kernel_time_us_sum)}, ${r.tflops.mean.toFixed(2)} TFLOP/s at ${r.flops_per_byte.toFixed(1)} FLOP/byte${pct}`)));
+    }
+    return chart;
+  }
+  function efficiencyView(eff) {
+    const notes = [eff.note, eff.replays_note].filter(Boolean).map(note);
+    if (!eff.ops.length) return notes.length ? el("div", {}, el("h3", {}, "Efficiency"), notes) : null;
+    const device = eff.device ? `on ${eff.device.name} peaks (${eff.device.identified_by})` : "device not in the peaks table (--device NAME gives the roofs)";
+    const rows = eff.ops.map((r) => ({ ...r, mean: r.kernel_time_us ? r.kernel_time_us.mean : null,
+      rate: r.tflops ? r.tflops.mean : null, band: r.tbps ? r.tbps.mean : null,
+      bound: r.roofline ? r.roofline.bound : "—", pct: r.roofline ? r.roofline.pct_of_roofline : null,
+      lost: r.roofline ? r.roofline.time_lost_us : null }));
+    const two = (v) => (v === null || v === undefined ? "—" : v.toFixed(2));
+    return el("div", {}, el("h3", {}, `Efficiency: op rows against the roofline, ${device}`),
+      notes, rooflineChart(eff),
+      table([
+        { key: "name", label: "op", mono: true }, { key: "input_dims", label: "shapes", mono: true },
+        { key: "count", label: "calls", num: true }, { key: "mean", label: "mean", num: true, fmt: (v) => (v === null ? "—" : micros(v)) },
+        { key: "rate", label: "TFLOP/s", num: true, fmt: two }, { key: "band", label: "TB/s", num: true, fmt: two },
+        { key: "flops_per_byte", label: "FLOP/byte", num: true, fmt: two }, { key: "bound", label: "bound" },
+        { key: "pct", label: "% roofline", num: true, fmt: two }, { key: "lost", label: "time lost", num: true, fmt: (v) => (v === null ? "—" : micros(v)) },
+      ], rows, { name: "efficiency", sortKey: eff.device ? "lost" : "kernel_time_us_sum", scroll: true }),
+      note("The rows with the most kernel time (ops around other modelled ops left out); --json, --csv and --parquet hold every row."));
+  }
   function fileView(section, index, multi) {
     const file = section.document.files[index], data = section.files[index];
     const steps = file.steps.framework
@@ -498,7 +565,8 @@
     parts.push(el("h3", {}, "Replay timeline: one row per graph, each mark the replays launched there"),
       timelineView(file, data), el("h3", {}, "Graphs"), graphTable(file),
       el("h3", {}, "Replays with a problem"), findingsTable(file, data),
-      breakdownView(file.breakdown, "GPU time by stage and kernel category"), rangesView(file.ranges), importView(file));
+      breakdownView(file.breakdown, "GPU time by stage and kernel category"), rangesView(file.ranges),
+      efficiencyView(file.efficiency), importView(file));
     return el("div", { class: "file", data: { file: index } }, parts);
   }
 

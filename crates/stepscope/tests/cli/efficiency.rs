@@ -183,3 +183,41 @@ fn diff_compares_achieved_rates_per_shared_op_row() {
         .expect("an add row");
     assert!(add["tflops_change"].as_f64().unwrap().abs() < 1e-9);
 }
+
+#[test]
+fn the_page_draws_the_roofline_and_its_table_in_a_real_browser() {
+    let dir = crate::common::tempdir();
+    let page = dir.path().join("report.html");
+    let run = stepscope([
+        "analyze".as_ref(),
+        trace(H100).as_os_str(),
+        "--html".as_ref(),
+        page.as_os_str(),
+        "--json".as_ref(),
+    ]);
+    run.expect_code(0);
+    let ops = run.json()["files"][0]["efficiency"]["ops"]
+        .as_array()
+        .unwrap()
+        .clone();
+    let drawn = ops
+        .iter()
+        .filter(|r| r["encloses_modelled_op"] == false && r["tflops"].is_object())
+        .count();
+    let rendered = crate::browser::render(&page);
+    rendered.assert_clean();
+    // One point per row the page keeps (every inner op row here: fewer than its budget).
+    assert_eq!(rendered.count("svg.roofline circle.op"), drawn);
+    // H100's BF16 and FP32 vector roofs, at least.
+    assert!(rendered.count("svg.roofline polyline.roof") >= 2);
+    let tips = rendered.texts("svg.roofline circle.op title");
+    assert!(
+        tips.iter()
+            .any(|t| t.starts_with("aten::mm [[8944, 1024], [1024, 2816]]: 48 calls")),
+        "{tips:?}"
+    );
+    assert_eq!(
+        rendered.count("table[data-table=efficiency] tbody tr"),
+        drawn
+    );
+}
