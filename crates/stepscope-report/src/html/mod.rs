@@ -160,7 +160,7 @@ fn section_data<'a>(section: &'a Section<'a>, bins: u32) -> SectionData<'a> {
 }
 
 /// Efficiency rows the page keeps over all files: the roofline chart and its table.
-const ROOFLINE_BUDGET: usize = 800;
+const ROOFLINE_BUDGET: usize = 480;
 
 /// Keeps a file's `keep` efficiency rows with the most kernel time, leaving out rows whose
 /// kernels are in the rows of the ops inside them, no unmodelled list, and of each row what

@@ -72,7 +72,13 @@ const CASES: &[Case] = &[
     Case {
         trace: "tracelens/tests/traces/inference/sglang_prefilldecode/sglang_Qwen3-8B_prefilldecode.json.gz",
         capture: None,
-        csvs: &["GEMM", "UnaryElementwise", "Reduce_fwd", "RMSNorm_fwd"],
+        csvs: &[
+            "GEMM",
+            "UnaryElementwise",
+            "Reduce_fwd",
+            "RMSNorm_fwd",
+            "InferenceAttention_fwd",
+        ],
     },
     // Graph-replayed decode: every per-layer op's kernels were replayed, their shapes come
     // from the capture trace.
@@ -81,21 +87,37 @@ const CASES: &[Case] = &[
         capture: Some(
             "tracelens/tests/traces/inference/sglang_decode/capture_traces/bs_32_rank0.json.gz",
         ),
-        csvs: &["GEMM", "UnaryElementwise", "Reduce_fwd", "RMSNorm_fwd"],
+        csvs: &[
+            "GEMM",
+            "UnaryElementwise",
+            "Reduce_fwd",
+            "RMSNorm_fwd",
+            "InferenceAttention_fwd",
+        ],
     },
     Case {
         trace: "tracelens/tests/traces/inference/vllm_decode_full/graph_execution.json.gz",
         capture: Some(
             "tracelens/tests/traces/inference/vllm_decode_full/capture_traces/graph_capture_rank_0.1773709742341309550.pt.trace.json.gz",
         ),
-        csvs: &["GEMM", "UnaryElementwise", "RMSNorm_fwd"],
+        csvs: &[
+            "GEMM",
+            "UnaryElementwise",
+            "RMSNorm_fwd",
+            "InferenceAttention_fwd",
+        ],
     },
     Case {
         trace: "tracelens/tests/traces/inference/vllm_prefilldecode_piecewise/graph_execution.json.gz",
         capture: Some(
             "tracelens/tests/traces/inference/vllm_prefilldecode_piecewise/capture_traces/graph_capture_rank_0.1773709679453551615.pt.trace.json.gz",
         ),
-        csvs: &["GEMM", "UnaryElementwise", "RMSNorm_fwd"],
+        csvs: &[
+            "GEMM",
+            "UnaryElementwise",
+            "RMSNorm_fwd",
+            "InferenceAttention_fwd",
+        ],
     },
 ];
 

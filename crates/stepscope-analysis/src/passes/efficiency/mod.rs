@@ -18,6 +18,7 @@
 pub(crate) mod args;
 pub mod devices;
 pub(crate) mod dtype;
+mod iterations;
 pub(crate) mod models;
 mod nesting;
 mod replays;
@@ -78,6 +79,7 @@ pub fn efficiency(trace: &Trace, inputs: EfficiencyInputs<'_>) -> Efficiency {
     let mut pass = Pass {
         trace,
         launches: &launches,
+        iterations: iterations::Iterations::new(trace),
         builder: table::TableBuilder::default(),
         rows: FxHashMap::default(),
         parsed: FxHashMap::default(),
@@ -128,13 +130,15 @@ fn find_device(
 }
 
 /// A call's row key: op name, argument lists, the kernels it ran (GEMM parameters read
-/// their names).
-type CallKey = (NameId, OpArgsId, Vec<NameId>);
+/// their names), and the iteration annotation it ran in (for the ops costed by it).
+type CallKey = (NameId, OpArgsId, Vec<NameId>, Option<u32>);
 
 /// The pass's state over the ops of one trace.
 struct Pass<'a> {
     trace: &'a Trace,
     launches: &'a ThreadLaunches,
+    /// Step annotations that state their iteration's token counts.
+    iterations: iterations::Iterations,
     builder: table::TableBuilder,
     /// The row of each distinct call key (`None`: the arguments do not fit the model).
     rows: FxHashMap<CallKey, Option<usize>>,
@@ -153,7 +157,14 @@ impl Pass<'_> {
             .filter(|&&g| trace.gpu.kind[g as usize] == GpuEventKind::Kernel)
             .map(|&g| trace.gpu.name[g as usize])
             .collect();
-        let key = (trace.cpu_ops.name[op], trace.cpu_ops.args[op], kernels);
+        let ops = &trace.cpu_ops;
+        let iteration = if models::needs_iteration(trace.name(ops.name[op])) {
+            let (start, end) = (ops.start[op].as_nanos(), ops.end(op).as_nanos());
+            self.iterations.around(start, end).map(|(index, _)| index)
+        } else {
+            None
+        };
+        let key = (ops.name[op], ops.args[op], kernels, iteration);
         let row = match self.rows.get(&key) {
             Some(&row) => row,
             None => {
@@ -175,20 +186,21 @@ impl Pass<'_> {
     }
 
     /// Models a call key seen for the first time and finds or makes its row.
-    fn new_row(&mut self, (name, args_id, kernels): &CallKey) -> Option<usize> {
+    fn new_row(&mut self, (name, args_id, kernels, iteration): &CallKey) -> Option<usize> {
         let trace = self.trace;
         let args = self
             .parsed
             .entry(*args_id)
             .or_insert_with(|| args::parse(trace.op_args.get(*args_id)));
         let kernel_names: Vec<&str> = kernels.iter().map(|&k| trace.name(k)).collect();
+        let stats = iteration.and_then(|index| self.iterations.stats(index));
         let modelled = match args {
-            Ok(args) => models::cost(trace.name(*name), args, &kernel_names),
+            Ok(args) => models::cost_in(trace.name(*name), args, &kernel_names, stats),
             Err(reason) => Modelled::Unfit(reason.clone()),
         };
         let op_args = trace.op_args.get(*args_id);
-        self.builder
-            .row_for(trace, (trace.name(*name), op_args), modelled)
+        let name = models::normalized(trace.name(*name));
+        self.builder.row_for(trace, (name, op_args), modelled)
     }
 }
 

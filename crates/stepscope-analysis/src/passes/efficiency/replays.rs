@@ -75,7 +75,7 @@ pub(super) fn add_replay_calls(
         .map(|c| Graph::new(pass, c))
         .collect();
     let mut matched: FxHashMap<Vec<NameId>, Option<usize>> = FxHashMap::default();
-    let mut rows: FxHashMap<(usize, usize), Option<usize>> = FxHashMap::default();
+    let mut rows: FxHashMap<RowKey, Option<usize>> = FxHashMap::default();
     let runtime = &trace.runtime;
     for call in (0..runtime.len()).filter(|&c| runtime.kind[c] == RuntimeCallKind::GraphLaunch) {
         let mut events = links.launched(call).to_vec();
@@ -92,26 +92,51 @@ pub(super) fn add_replay_calls(
             continue;
         };
         pass.builder.replays_with_shapes += 1;
-        add_one_replay(pass, (index, &graphs[index]), &events, &mut rows);
+        let (start, end) = (runtime.start[call].as_nanos(), runtime.end(call).as_nanos());
+        let iteration = pass.iterations.around(start, end).map(|(i, _)| i);
+        let replay = Replay {
+            index,
+            graph: &graphs[index],
+            events: &events,
+            iteration,
+        };
+        add_one_replay(pass, &replay, &mut rows);
     }
+}
+
+/// A row of a replayed op: graph, op of the capture, the iteration annotation the replay
+/// ran in (for the ops costed by it).
+type RowKey = (usize, usize, Option<u32>);
+
+/// One replay matched to a captured graph.
+struct Replay<'a> {
+    index: usize,
+    graph: &'a Graph<'a>,
+    /// Its GPU events, in node order.
+    events: &'a [u32],
+    /// The iteration annotation around its launch.
+    iteration: Option<u32>,
 }
 
 fn add_one_replay(
     pass: &mut Pass<'_>,
-    (index, graph): (usize, &Graph<'_>),
-    events: &[u32],
-    rows: &mut FxHashMap<(usize, usize), Option<usize>>,
+    replay: &Replay<'_>,
+    rows: &mut FxHashMap<RowKey, Option<usize>>,
 ) {
     let trace = pass.trace;
+    let (index, graph, events) = (replay.index, replay.graph, replay.events);
     for (op, nodes) in graph.op_nodes.iter().enumerate() {
         let captured = &graph.captured.ops[op];
         if !models::has_model(&captured.name) || captured.args[0].is_none() {
             continue;
         }
         let own: Vec<u32> = nodes.iter().map(|&node| events[node]).collect();
+        let iteration = replay
+            .iteration
+            .filter(|_| models::needs_iteration(&captured.name));
         let row = *rows
-            .entry((index, op))
-            .or_insert_with(|| replay_row(pass, graph, op, &own));
+            .entry((index, op, iteration))
+            .or_insert_with(|| replay_row(pass, (graph, op, iteration), &own));
         pass.builder.modelled_call(false);
         if let Some(row) = row {
             let (flops, bytes) = pass.builder.cost_of(row);
@@ -127,7 +152,11 @@ fn add_one_replay(
 }
 
 /// Models a capture op the first time a replay runs it.
-fn replay_row(pass: &mut Pass<'_>, graph: &Graph<'_>, op: usize, events: &[u32]) -> Option<usize> {
+fn replay_row(
+    pass: &mut Pass<'_>,
+    (graph, op, iteration): (&Graph<'_>, usize, Option<u32>),
+    events: &[u32],
+) -> Option<usize> {
     let trace = pass.trace;
     let captured = &graph.captured.ops[op];
     let [dims, types, strides, concrete] = &captured.args;
@@ -142,10 +171,11 @@ fn replay_row(pass: &mut Pass<'_>, graph: &Graph<'_>, op: usize, events: &[u32])
         .filter(|&&g| trace.gpu.kind[g as usize] == stepscope_model::GpuEventKind::Kernel)
         .map(|&g| trace.name(trace.gpu.name[g as usize]))
         .collect();
+    let stats = iteration.and_then(|index| pass.iterations.stats(index));
     let modelled = match args::parse(op_args) {
-        Ok(parsed) => models::cost(&captured.name, &parsed, &kernel_names),
+        Ok(parsed) => models::cost_in(&captured.name, &parsed, &kernel_names, stats),
         Err(reason) => super::Modelled::Unfit(reason),
     };
-    pass.builder
-        .row_for(trace, (&captured.name, op_args), modelled)
+    let name = models::normalized(&captured.name);
+    pass.builder.row_for(trace, (name, op_args), modelled)
 }

@@ -16,6 +16,9 @@ mod elementwise;
 mod gemm;
 mod norm;
 mod reduce;
+mod serving_attention;
+
+pub(crate) use serving_attention::normalized;
 
 use super::args::ParsedArgs;
 use super::dtype;
@@ -73,7 +76,27 @@ fn lookup<T: Copy>(table: &[(&str, T)], name: &str) -> Option<T> {
 
 /// Whether a model covers the op name.
 pub(crate) fn has_model(name: &str) -> bool {
-    model_for(name).is_some()
+    model_for(name).is_some() || serving_attention::serving_model(name).is_some()
+}
+
+/// Whether an op's cost needs its iteration's token counts (serving frameworks' attention).
+pub(crate) fn needs_iteration(name: &str) -> bool {
+    serving_attention::serving_model(name)
+        .is_some_and(|kind| kind != serving_attention::Serving::StoreCache)
+}
+
+/// [`cost`], with the token counts of the iteration the call ran in (from its step
+/// annotation), which the serving frameworks' attention is costed by.
+pub(crate) fn cost_in(
+    name: &str,
+    args: &ParsedArgs,
+    kernel_names: &[&str],
+    iteration: Option<&super::iterations::IterationStats>,
+) -> Modelled {
+    match serving_attention::serving_model(name) {
+        Some(kind) => finished(serving_attention::cost(kind, args, iteration)),
+        None => cost(name, args, kernel_names),
+    }
 }
 
 /// The cost of one op call: `kernel_names` are the names of the GPU kernels it launched,
@@ -92,6 +115,11 @@ pub(crate) fn cost(name: &str, args: &ParsedArgs, kernel_names: &[&str]) -> Mode
         Model::Reduce => reduce::cost(name, args),
         Model::Norm(kind) => norm::cost(kind, args),
     };
+    finished(result)
+}
+
+/// A model's result as [`Modelled`]: counts that overflowed make the call unfit.
+fn finished(result: Fit<super::spec::OpCost>) -> Modelled {
     match result {
         Ok(cost) if !cost.flops.is_finite() || cost.bytes.is_some_and(|b| !b.is_finite()) => {
             Modelled::Unfit("the shapes are too large to count".to_owned())
