@@ -43,12 +43,7 @@ pub(super) fn efficiency(document: &Document) -> Records {
         let report = &file.efficiency;
         let device = report.device.as_ref().map(|d| d.name).unwrap_or("");
         for row in &report.ops {
-            let params: Vec<String> = row
-                .params
-                .iter()
-                .map(|p| format!("{}={}", p.name, p.value))
-                .collect();
-            out.push(record(&file.path, device, row, params.join("; ")));
+            out.push(record(&file.path, device, row, row.params_text()));
         }
     }
     out

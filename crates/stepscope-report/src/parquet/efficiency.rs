@@ -12,20 +12,11 @@ type Row<'a> = Keyed<'a, &'a EfficiencyRow>;
 pub fn efficiency(document: &Document, run_id: &str) -> Table {
     let rows = keyed(document, |f| f.efficiency.ops.iter());
     let mut table = keyed_table("efficiency", run_id, &rows);
-    let params = |r: &Row<'_>| -> String {
-        let pairs: Vec<String> = r
-            .item
-            .params
-            .iter()
-            .map(|p| format!("{}={}", p.name, p.value))
-            .collect();
-        pairs.join("; ")
-    };
     table
         .column("name", &rows, |r| r.item.name.as_str())
         .column("family", &rows, |r| r.item.family)
         .column("compute_spec", &rows, |r| r.item.compute_spec.as_str())
-        .column("params", &rows, params)
+        .column("params", &rows, |r| r.item.params_text())
         .column("input_dims", &rows, |r| r.item.input_dims.as_str())
         .column("input_types", &rows, |r| r.item.input_types.as_str())
         .column("input_strides", &rows, |r| r.item.input_strides.as_str())

@@ -58,12 +58,7 @@ struct Summed {
 }
 
 fn key(row: &EfficiencyRow) -> (String, String) {
-    let params: Vec<String> = row
-        .params
-        .iter()
-        .map(|p| format!("{}={}", p.name, p.value))
-        .collect();
-    (row.name.clone(), params.join("; "))
+    (row.name.clone(), row.params_text())
 }
 
 fn summed<'a>(

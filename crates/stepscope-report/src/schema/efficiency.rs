@@ -167,6 +167,19 @@ pub struct Unmodelled {
     pub reason: String,
 }
 
+impl EfficiencyRow {
+    /// The parameters on one line, `name=value` joined by `; ` (the CSV and Parquet
+    /// `params` column, and the key `diff` matches rows by).
+    pub fn params_text(&self) -> String {
+        let pairs: Vec<String> = self
+            .params
+            .iter()
+            .map(|p| format!("{}={}", p.name, p.value))
+            .collect();
+        pairs.join("; ")
+    }
+}
+
 impl EfficiencyReport {
     /// From the analysis.
     pub fn new(efficiency: &Efficiency) -> Self {

@@ -133,22 +133,9 @@ fn csv_dir(trace: &str) -> String {
     }
 }
 
+/// The records of a reference CSV under `tracelens/tests/traces/`.
 fn records(relative: &str) -> Vec<HashMap<String, String>> {
-    let path = common::shared(&format!("tracelens/tests/traces/{relative}"));
-    let mut reader =
-        csv::Reader::from_path(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    let headers = reader.headers().expect("header").clone();
-    reader
-        .records()
-        .map(|record| {
-            let record = record.expect("record");
-            headers
-                .iter()
-                .zip(record.iter())
-                .map(|(h, v)| (h.to_owned(), v.to_owned()))
-                .collect()
-        })
-        .collect()
+    crate::parity::records(&format!("tracelens/tests/traces/{relative}"))
 }
 
 fn close(ours: f64, theirs: f64, tolerance: f64) -> bool {

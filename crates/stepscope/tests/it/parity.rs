@@ -21,7 +21,7 @@ fn analysis(trace: &Trace) -> TraceAnalysis {
 }
 
 /// The records of a reference CSV, as header → value maps.
-fn records(relative: &str) -> Vec<HashMap<String, String>> {
+pub(crate) fn records(relative: &str) -> Vec<HashMap<String, String>> {
     let path = common::shared(relative);
     let mut reader =
         csv::Reader::from_path(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));

@@ -59,6 +59,37 @@ fn matrix_index(precision: Precision) -> usize {
 const ROCM_SPECS: &str = "AMD ROCm docs, GPU hardware specifications \
     (https://rocm.docs.amd.com/en/latest/reference/gpu-arch-specs.html)";
 
+/// MI300X and MI325X compute alike (the MI325X has more and faster memory).
+const MI300_MATRIX: [Option<f64>; 6] = [
+    Some(163.4),
+    Some(163.4),
+    Some(1307.4),
+    Some(1307.4),
+    Some(2614.9),
+    None,
+];
+const MI300_VECTOR: [f64; 2] = [163.4, 81.7];
+/// H100 SXM and H200 compute alike (the H200 has more and faster memory).
+const H100_MATRIX: [Option<f64>; 6] = [
+    Some(66.9),
+    Some(494.7),
+    Some(989.4),
+    Some(989.4),
+    Some(1978.9),
+    None,
+];
+const H100_VECTOR: [f64; 2] = [66.9, 33.5];
+/// The A100's 40 GB and 80 GB parts compute alike.
+const A100_MATRIX: [Option<f64>; 6] = [
+    Some(19.5),
+    Some(156.0),
+    Some(312.0),
+    Some(312.0),
+    None,
+    None,
+];
+const A100_VECTOR: [f64; 2] = [19.5, 9.7];
+
 /// The table. Order matters where one name contains another (`MI300X` before `MI300`,
 /// `H100 NVL` and `H100 PCIe` before `H100`).
 pub const DEVICES: &[DevicePeaks] = &[
@@ -84,30 +115,16 @@ pub const DEVICES: &[DevicePeaks] = &[
         name: "MI325X",
         patterns: &["mi325"],
         hbm_tbps: 6.0,
-        matrix: [
-            Some(163.4),
-            Some(163.4),
-            Some(1307.4),
-            Some(1307.4),
-            Some(2614.9),
-            None,
-        ],
-        vector: [163.4, 81.7],
+        matrix: MI300_MATRIX,
+        vector: MI300_VECTOR,
         source: ROCM_SPECS,
     },
     DevicePeaks {
         name: "MI300X",
         patterns: &["mi300x", "mi300"],
         hbm_tbps: 5.3,
-        matrix: [
-            Some(163.4),
-            Some(163.4),
-            Some(1307.4),
-            Some(1307.4),
-            Some(2614.9),
-            None,
-        ],
-        vector: [163.4, 81.7],
+        matrix: MI300_MATRIX,
+        vector: MI300_VECTOR,
         source: ROCM_SPECS,
     },
     DevicePeaks {
@@ -149,15 +166,8 @@ pub const DEVICES: &[DevicePeaks] = &[
         name: "H200",
         patterns: &["h200"],
         hbm_tbps: 4.8,
-        matrix: [
-            Some(66.9),
-            Some(494.7),
-            Some(989.4),
-            Some(989.4),
-            Some(1978.9),
-            None,
-        ],
-        vector: [66.9, 33.5],
+        matrix: H100_MATRIX,
+        vector: H100_VECTOR,
         source: "NVIDIA H200 SXM (https://www.nvidia.com/en-us/data-center/h200/), sparse tensor rates halved",
     },
     DevicePeaks {
@@ -179,30 +189,16 @@ pub const DEVICES: &[DevicePeaks] = &[
         name: "H100 SXM",
         patterns: &["h100"],
         hbm_tbps: 3.35,
-        matrix: [
-            Some(66.9),
-            Some(494.7),
-            Some(989.4),
-            Some(989.4),
-            Some(1978.9),
-            None,
-        ],
-        vector: [66.9, 33.5],
+        matrix: H100_MATRIX,
+        vector: H100_VECTOR,
         source: "NVIDIA H100 SXM5 (https://www.nvidia.com/en-us/data-center/h100/), sparse tensor rates halved",
     },
     DevicePeaks {
         name: "A100 40GB",
         patterns: &["a100-sxm4-40gb", "a100-pg509", "a100-pcie-40gb"],
         hbm_tbps: 1.555,
-        matrix: [
-            Some(19.5),
-            Some(156.0),
-            Some(312.0),
-            Some(312.0),
-            None,
-            None,
-        ],
-        vector: [19.5, 9.7],
+        matrix: A100_MATRIX,
+        vector: A100_VECTOR,
         source: "NVIDIA A100 datasheet \
                  (https://www.nvidia.com/content/dam/en-zz/Solutions/Data-Center/a100/pdf/nvidia-a100-datasheet-us-nvidia-1758950-r4-web.pdf)",
     },
@@ -210,15 +206,8 @@ pub const DEVICES: &[DevicePeaks] = &[
         name: "A100 80GB",
         patterns: &["a100"],
         hbm_tbps: 2.039,
-        matrix: [
-            Some(19.5),
-            Some(156.0),
-            Some(312.0),
-            Some(312.0),
-            None,
-            None,
-        ],
-        vector: [19.5, 9.7],
+        matrix: A100_MATRIX,
+        vector: A100_VECTOR,
         source: "NVIDIA A100 datasheet \
                  (https://www.nvidia.com/content/dam/en-zz/Solutions/Data-Center/a100/pdf/nvidia-a100-datasheet-us-nvidia-1758950-r4-web.pdf), SXM4 80GB",
     },

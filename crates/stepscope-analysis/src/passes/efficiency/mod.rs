@@ -80,6 +80,11 @@ pub fn efficiency(trace: &Trace, inputs: EfficiencyInputs<'_>) -> Efficiency {
         trace,
         launches: &launches,
         iterations: iterations::Iterations::new(trace),
+        needs_iteration: trace
+            .names
+            .iter()
+            .map(|(_, n)| models::needs_iteration(n))
+            .collect(),
         builder: table::TableBuilder::default(),
         rows: FxHashMap::default(),
         parsed: FxHashMap::default(),
@@ -139,6 +144,8 @@ struct Pass<'a> {
     launches: &'a ThreadLaunches,
     /// Step annotations that state their iteration's token counts.
     iterations: iterations::Iterations,
+    /// Per name of the trace, whether an op of that name is costed by its iteration.
+    needs_iteration: Vec<bool>,
     builder: table::TableBuilder,
     /// The row of each distinct call key (`None`: the arguments do not fit the model).
     rows: FxHashMap<CallKey, Option<usize>>,
@@ -158,7 +165,7 @@ impl Pass<'_> {
             .map(|&g| trace.gpu.name[g as usize])
             .collect();
         let ops = &trace.cpu_ops;
-        let iteration = if models::needs_iteration(trace.name(ops.name[op])) {
+        let iteration = if self.needs_iteration[ops.name[op].index()] {
             let (start, end) = (ops.start[op].as_nanos(), ops.end(op).as_nanos());
             self.iterations.around(start, end).map(|(index, _)| index)
         } else {

@@ -23,6 +23,10 @@ struct Graph<'a> {
     op_nodes: Vec<Vec<usize>>,
     /// Per op, whether it has a model and encloses another op that has one.
     encloses: Vec<bool>,
+    /// Per op, whether it is a call with a row: a model and argument lists.
+    costed: Vec<bool>,
+    /// Per op, whether its cost needs the iteration's token counts.
+    needs_iteration: Vec<bool>,
 }
 
 impl<'a> Graph<'a> {
@@ -35,7 +39,12 @@ impl<'a> Graph<'a> {
             .collect();
         let mut op_nodes = vec![Vec::new(); captured.ops.len()];
         let mut encloses = vec![false; captured.ops.len()];
-        let modelled = |op: u32| models::has_model(&captured.ops[op as usize].name);
+        let has_model: Vec<bool> = captured
+            .ops
+            .iter()
+            .map(|op| models::has_model(&op.name))
+            .collect();
+        let modelled = |op: u32| has_model[op as usize];
         for (node, chain) in captured.node_ops.iter().enumerate() {
             for (depth, &op) in chain.iter().enumerate() {
                 op_nodes[op as usize].push(node);
@@ -44,11 +53,21 @@ impl<'a> Graph<'a> {
                 }
             }
         }
+        let costed = (captured.ops.iter().zip(&has_model))
+            .map(|(op, &model)| model && op.args[0].is_some())
+            .collect();
+        let needs_iteration = captured
+            .ops
+            .iter()
+            .map(|op| models::needs_iteration(&op.name))
+            .collect();
         Graph {
             captured,
             names,
             op_nodes,
             encloses,
+            costed,
+            needs_iteration,
         }
     }
 
@@ -126,14 +145,11 @@ fn add_one_replay(
     let trace = pass.trace;
     let (index, graph, events) = (replay.index, replay.graph, replay.events);
     for (op, nodes) in graph.op_nodes.iter().enumerate() {
-        let captured = &graph.captured.ops[op];
-        if !models::has_model(&captured.name) || captured.args[0].is_none() {
+        if !graph.costed[op] {
             continue;
         }
         let own: Vec<u32> = nodes.iter().map(|&node| events[node]).collect();
-        let iteration = replay
-            .iteration
-            .filter(|_| models::needs_iteration(&captured.name));
+        let iteration = replay.iteration.filter(|_| graph.needs_iteration[op]);
         let row = *rows
             .entry((index, op, iteration))
             .or_insert_with(|| replay_row(pass, (graph, op, iteration), &own));

@@ -239,10 +239,9 @@ fn literal_bool(text: &str) -> Fit<bool> {
 #[cfg(test)]
 mod tests {
     use super::super::cost as model_cost;
+    use super::super::test_support::{MIB, cost};
     use crate::passes::efficiency::args::{Dims, ParsedArgs};
-    use crate::passes::efficiency::spec::{Modelled, OpCost, Precision};
-
-    const MIB: f64 = 1024.0 * 1024.0;
+    use crate::passes::efficiency::spec::{Modelled, Precision};
 
     fn args(shapes: [&[i64]; 3], dtype: &str, concrete: &[&str]) -> ParsedArgs {
         let mut dims: Vec<Dims> = shapes.iter().map(|s| Dims::Shape(s.to_vec())).collect();
@@ -256,13 +255,6 @@ mod tests {
             types,
             strides: Vec::new(),
             concrete: concrete.iter().map(|c| c.to_string()).collect(),
-        }
-    }
-
-    fn cost(name: &str, args: &ParsedArgs) -> OpCost {
-        match model_cost(name, args, &[]) {
-            Modelled::Cost(cost) => cost,
-            other => panic!("{name}: {other:?}"),
         }
     }
 

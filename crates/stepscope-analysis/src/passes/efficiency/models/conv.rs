@@ -183,11 +183,11 @@ fn output_shape(x: &[i64], w: &[i64], geometry: &Geometry, transposed: bool) -> 
 
 #[cfg(test)]
 mod tests {
-    use super::super::cost as model_cost;
     use crate::passes::efficiency::args::{Dims, ParsedArgs};
     use crate::passes::efficiency::spec::{Modelled, OpCost, Precision};
 
-    const MIB: f64 = 1024.0 * 1024.0;
+    use super::super::cost as model_cost;
+    use super::super::test_support::MIB;
 
     fn args(x: &[i64], w: &[i64], concrete: [&str; 6]) -> ParsedArgs {
         let mut dims = vec![Dims::Shape(x.to_vec()), Dims::Shape(w.to_vec())];
@@ -214,10 +214,7 @@ mod tests {
     }
 
     fn cost(args: &ParsedArgs) -> OpCost {
-        match model_cost("aten::convolution", args, &[]) {
-            Modelled::Cost(cost) => cost,
-            other => panic!("{other:?}"),
-        }
+        super::super::test_support::cost("aten::convolution", args)
     }
 
     /// xdit `CONV_fwd.csv`: 3×3 with padding 1 (the bias argument is ignored).

@@ -269,26 +269,9 @@ pub(super) fn binary_cost(args: &ParsedArgs) -> Fit<OpCost> {
 #[cfg(test)]
 mod tests {
     use super::super::cost as model_cost;
-    use crate::passes::efficiency::args::{Dims, ParsedArgs};
-    use crate::passes::efficiency::spec::{Family, Modelled, OpCost, Precision};
-
-    const MIB: f64 = 1024.0 * 1024.0;
-
-    fn args(dims: &[&[i64]], types: &[&str], concrete: &[&str]) -> ParsedArgs {
-        ParsedArgs {
-            dims: dims.iter().map(|d| Dims::Shape(d.to_vec())).collect(),
-            types: types.iter().map(|t| t.to_string()).collect(),
-            strides: Vec::new(),
-            concrete: concrete.iter().map(|c| c.to_string()).collect(),
-        }
-    }
-
-    fn cost(name: &str, args: &ParsedArgs) -> OpCost {
-        match model_cost(name, args, &[]) {
-            Modelled::Cost(cost) => cost,
-            other => panic!("{name}: {other:?}"),
-        }
-    }
+    use super::super::test_support::{MIB, args, cost};
+    use crate::passes::efficiency::args::Dims;
+    use crate::passes::efficiency::spec::{Family, Modelled, Precision};
 
     /// h100 Qwen `BinaryElementwise.csv`: the worked broadcast row.
     #[test]

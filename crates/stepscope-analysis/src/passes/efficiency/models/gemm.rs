@@ -366,10 +366,10 @@ fn is_tensile(name: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::super::cost as model_cost;
+    use super::super::test_support::{MIB, cost_with as cost};
     use crate::passes::efficiency::args::{Dims, ParsedArgs};
     use crate::passes::efficiency::spec::{Modelled, OpCost, Precision};
 
-    const MIB: f64 = 1024.0 * 1024.0;
     const TENSILE: &str = "Cijk_Alik_Bljk_BBS_BH_Bias_HAS_SAV_UserArgs_MT64x16x64_MI16x16x1";
 
     fn args(dims: &[&[i64]], types: &[&str], strides: &[&[i64]]) -> ParsedArgs {
@@ -378,13 +378,6 @@ mod tests {
             types: types.iter().map(|t| t.to_string()).collect(),
             strides: strides.iter().map(|s| Dims::Shape(s.to_vec())).collect(),
             concrete: Vec::new(),
-        }
-    }
-
-    fn cost(name: &str, args: &ParsedArgs, kernels: &[&str]) -> OpCost {
-        match model_cost(name, args, kernels) {
-            Modelled::Cost(cost) => cost,
-            other => panic!("{name}: {other:?}"),
         }
     }
 

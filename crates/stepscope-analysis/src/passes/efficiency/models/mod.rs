@@ -17,6 +17,8 @@ mod gemm;
 mod norm;
 mod reduce;
 mod serving_attention;
+#[cfg(test)]
+mod test_support;
 
 pub(crate) use serving_attention::normalized;
 

@@ -262,27 +262,11 @@ fn rms_bytes(details: &Details<'_>, n: Num, bpe: Num) -> Num {
 #[cfg(test)]
 mod tests {
     use super::super::cost as model_cost;
-    use crate::passes::efficiency::args::{Dims, ParsedArgs};
-    use crate::passes::efficiency::spec::{Family, Modelled, OpCost, Precision};
+    use super::super::test_support::{MIB, args, cost};
 
-    const MIB: f64 = 1024.0 * 1024.0;
+    use crate::passes::efficiency::spec::{Family, Modelled, Precision};
+
     const BF16: &str = "c10::BFloat16";
-
-    fn args(dims: &[&[i64]], types: &[&str], concrete: &[&str]) -> ParsedArgs {
-        ParsedArgs {
-            dims: dims.iter().map(|d| Dims::Shape(d.to_vec())).collect(),
-            types: types.iter().map(|t| t.to_string()).collect(),
-            strides: Vec::new(),
-            concrete: concrete.iter().map(|c| c.to_string()).collect(),
-        }
-    }
-
-    fn cost(name: &str, args: &ParsedArgs) -> OpCost {
-        match model_cost(name, args, &[]) {
-            Modelled::Cost(cost) => cost,
-            other => panic!("{name}: {other:?}"),
-        }
-    }
 
     /// mi300 owlv2 `Normalization.csv`: 6C + 5N FLOPs, 2N + 6C elements.
     #[test]

@@ -85,25 +85,9 @@ fn reduce_op(
 
 #[cfg(test)]
 mod tests {
-    use super::super::cost as model_cost;
-    use crate::passes::efficiency::args::{Dims, ParsedArgs};
-    use crate::passes::efficiency::spec::{Modelled, OpCost, Precision};
-
-    fn args(dims: &[&[i64]], types: &[&str], concrete: &[&str]) -> ParsedArgs {
-        ParsedArgs {
-            dims: dims.iter().map(|d| Dims::Shape(d.to_vec())).collect(),
-            types: types.iter().map(|t| t.to_string()).collect(),
-            strides: Vec::new(),
-            concrete: concrete.iter().map(|c| c.to_string()).collect(),
-        }
-    }
-
-    fn cost(name: &str, args: &ParsedArgs) -> OpCost {
-        match model_cost(name, args, &[]) {
-            Modelled::Cost(cost) => cost,
-            other => panic!("{name}: {other:?}"),
-        }
-    }
+    use super::super::test_support::{args, cost};
+    use crate::passes::efficiency::args::ParsedArgs;
+    use crate::passes::efficiency::spec::Precision;
 
     /// h100 Qwen `Reduce_fwd.csv`: a mean over the last dim still writes 1 element.
     #[test]
