@@ -20,11 +20,13 @@ pub enum Family {
     Reduce,
     /// Layer, group, batch and RMS normalisations.
     Normalization,
+    /// Softmax and log-softmax, forward and backward.
+    Softmax,
 }
 
 impl Family {
     /// Every family, in report order.
-    pub const ALL: [Family; 7] = [
+    pub const ALL: [Family; 8] = [
         Family::Gemm,
         Family::Attention,
         Family::Convolution,
@@ -32,6 +34,7 @@ impl Family {
         Family::BinaryElementwise,
         Family::Reduce,
         Family::Normalization,
+        Family::Softmax,
     ];
 
     /// The name in reports (`gemm`, `attention`, ...).
@@ -44,6 +47,7 @@ impl Family {
             Family::BinaryElementwise => "binary_elementwise",
             Family::Reduce => "reduce",
             Family::Normalization => "normalization",
+            Family::Softmax => "softmax",
         }
     }
 }

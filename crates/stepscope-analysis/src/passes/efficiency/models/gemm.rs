@@ -36,7 +36,7 @@
 //! operand is one row or column), FLOPs = 2·B·M·N·K and bytes = (elements of A + elements
 //! of B + B·M·N)·bpe(`types[0]`), counting each operand once as stored.
 
-use super::{Fit, Num, Py, bpe, broadcast, cells, dim, spec};
+use super::{Fit, Num, Py, bpe, broadcast, cells, dim, quant_gemm, spec};
 use crate::passes::efficiency::args::ParsedArgs;
 use crate::passes::efficiency::spec::{Family, OpCost, Unit};
 
@@ -65,6 +65,16 @@ pub(super) enum Gemm {
     Linear,
     /// `aten::matmul` (no TraceLens model).
     Matmul,
+    /// `gemm_a8w8_blockscale` ([`super::quant_gemm`]).
+    A8w8Blockscale,
+    /// `gemm_afp4wfp4` ([`super::quant_gemm`]).
+    Afp4wfp4,
+    /// `aiter_gemm_a4w4` ([`super::quant_gemm`]).
+    A4w4,
+    /// `batched_gemm_a16wfp4` ([`super::quant_gemm`]).
+    BatchedA16wfp4,
+    /// `batched_gemm_a8w8` ([`super::quant_gemm`]).
+    BatchedA8w8,
 }
 
 /// Op names and their models.
@@ -89,15 +99,15 @@ pub(super) const NAMES: &[(&str, Gemm)] = &[
 ];
 
 /// What one GEMM call computes, before `transpose` is added.
-struct Parsed<'a> {
+pub(super) struct Parsed<'a> {
     /// FLOPs.
-    flops: Num,
+    pub flops: Num,
     /// Bytes moved, `None` when a dtype size is unknown.
-    bytes: Option<Num>,
-    /// `dtype_A_B[0]`, whose precision is the call's.
-    dtype_a: &'a str,
+    pub bytes: Option<Num>,
+    /// The dtype whose precision is the call's (`dtype_A_B[0]` for most).
+    pub dtype_a: &'a str,
     /// The `param:` values, in TraceLens's order.
-    params: Vec<(&'static str, Py)>,
+    pub params: Vec<(&'static str, Py)>,
 }
 
 /// The cost of one GEMM call.
@@ -114,6 +124,11 @@ pub(super) fn cost(kind: Gemm, args: &ParsedArgs, kernel_names: &[&str]) -> Fit<
         }
         Gemm::Linear => linear(args),
         Gemm::Matmul => matmul(args),
+        Gemm::A8w8Blockscale
+        | Gemm::Afp4wfp4
+        | Gemm::A4w4
+        | Gemm::BatchedA16wfp4
+        | Gemm::BatchedA8w8 => quant_gemm::parse(kind, args),
     }?;
     let mut params = parsed.params;
     params.extend(transpose.map(|t| ("transpose", t)));
@@ -127,14 +142,20 @@ pub(super) fn cost(kind: Gemm, args: &ParsedArgs, kernel_names: &[&str]) -> Fit<
 }
 
 /// `GEMM.flops_func`.
-fn gemm_flops(m: i64, n: i64, k: i64, bias: bool) -> Num {
+pub(super) fn gemm_flops(m: i64, n: i64, k: i64, bias: bool) -> Num {
     let (m, n, k) = (Num::from(m), Num::from(n), Num::from(k));
     let bias = if bias { m * n } else { Num::Int(0) };
     Num::Int(2) * m * n * k + bias
 }
 
 /// `GEMM.bytes_func`; the bpes are A, B, bias, output.
-fn gemm_bytes(m: i64, n: i64, k: i64, bias: bool, bpes: [Option<Num>; 4]) -> Option<Num> {
+pub(super) fn gemm_bytes(
+    m: i64,
+    n: i64,
+    k: i64,
+    bias: bool,
+    bpes: [Option<Num>; 4],
+) -> Option<Num> {
     let [a, b, bias_bpe, out] = bpes;
     let (m, n, k) = (Num::from(m), Num::from(n), Num::from(k));
     let bias_elems = if bias { n } else { Num::Int(0) };

@@ -15,8 +15,10 @@ mod conv;
 mod elementwise;
 mod gemm;
 mod norm;
+mod quant_gemm;
 mod reduce;
 mod serving_attention;
+mod softmax;
 #[cfg(test)]
 mod test_support;
 
@@ -48,6 +50,8 @@ enum Model {
     Reduce,
     /// [`norm`].
     Norm(norm::Norm),
+    /// [`softmax`]: whether a backward.
+    Softmax(bool),
 }
 
 /// The model for an op name, if one covers it.
@@ -62,10 +66,12 @@ fn model_for(name: &str) -> Option<Model> {
         return Some(Model::Reduce);
     }
     lookup(gemm::NAMES, name)
+        .or_else(|| lookup(quant_gemm::NAMES, name))
         .map(Model::Gemm)
         .or_else(|| lookup(attention::NAMES, name).map(Model::Attention))
         .or_else(|| lookup(elementwise::UNARY_NAMES, name).map(Model::Unary))
         .or_else(|| lookup(norm::NAMES, name).map(Model::Norm))
+        .or_else(|| lookup(softmax::NAMES, name).map(Model::Softmax))
 }
 
 /// The kind a name has in a family's name table.
@@ -116,6 +122,7 @@ pub(crate) fn cost(name: &str, args: &ParsedArgs, kernel_names: &[&str]) -> Mode
         Model::Binary => elementwise::binary_cost(args),
         Model::Reduce => reduce::cost(name, args),
         Model::Norm(kind) => norm::cost(kind, args),
+        Model::Softmax(backward) => softmax::cost(name, backward, args),
     };
     finished(result)
 }
@@ -305,14 +312,14 @@ impl Py {
         values.map_or(Py::None, Py::ints)
     }
 
+    /// A dtype name, or `None`.
+    fn optional_str(name: Option<&str>) -> Py {
+        name.map_or(Py::None, |n| Py::Str(n.to_owned()))
+    }
+
     /// A tuple of dtype names, `None` for a missing one.
     fn dtypes(names: &[Option<&str>]) -> Py {
-        Py::Tuple(
-            names
-                .iter()
-                .map(|name| name.map_or(Py::None, |n| Py::Str(n.to_owned())))
-                .collect(),
-        )
+        Py::Tuple(names.iter().map(|&name| Py::optional_str(name)).collect())
     }
 
     /// The cell text: pandas `astype(str)` is `str(value)`, except that `None` stays
