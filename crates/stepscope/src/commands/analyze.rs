@@ -4,7 +4,7 @@ pub(crate) mod captures;
 mod dataset;
 mod honesty;
 
-use super::inputs::{find_inputs, with_companions};
+use super::inputs::{add_captures_beside, find_inputs, leave_out_captures, with_companions};
 use super::outputs::{Output, OutputKind, refuse_overwrites};
 use super::progress::{ReadProgress, RunProgress};
 use super::read_args::{CategoryTable, ReadArgs};
@@ -117,6 +117,7 @@ impl AnalyzeSettings {
             fail_on_incomplete,
             strict,
             capture,
+            no_capture_folder,
             range,
             device,
             reading,
@@ -128,7 +129,10 @@ impl AnalyzeSettings {
         let categories_path = reading.categories.clone();
         let (read, categories) = reading.resolve()?;
         let capture_path = capture;
-        let (files, captures, input_notes) = inputs_and_captures(&inputs, &capture_path, &read)?;
+        let source = CaptureSource::of(capture_path.is_some(), no_capture_folder);
+        let (files, captures, input_notes) =
+            inputs_and_captures(&inputs, &capture_path, source, &read)?;
+        one_file_for_perfetto(perfetto.as_deref(), files.len())?;
         let found_captures: Vec<PathBuf> = captures.iter().map(|c| c.path.clone()).collect();
         let outputs = [
             html.as_deref().map(|p| Output::file("--html", p)),
@@ -140,12 +144,6 @@ impl AnalyzeSettings {
         let others = others.into_iter().flatten().chain(&found_captures);
         check_outputs(&outputs, &files, others)?;
         let parquet = dataset::resolve(parquet, run_id, files.len())?;
-        if perfetto.is_some() && files.len() > 1 {
-            anyhow::bail!(
-                "--perfetto exports one trace, and {} were given\nhint: run `stepscope analyze FILE --perfetto OUT.json` once per rank file",
-                files.len()
-            );
-        }
         Ok(AnalyzeSettings {
             files,
             json,
@@ -169,14 +167,55 @@ impl AnalyzeSettings {
     }
 }
 
+/// Where capture traces come from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum CaptureSource {
+    /// `capture_traces/` folders in searched folders and beside named files.
+    Folders,
+    /// `--capture`, and `capture_traces/` folders in searched folders (a folder's own
+    /// captures still size its ranks; none is looked for beside a named file).
+    GivenAndFolders,
+    /// `--capture` only (`--no-capture-folder`).
+    Given,
+}
+
+/// `--perfetto` exports one trace: refused with several files.
+fn one_file_for_perfetto(perfetto: Option<&Path>, files: usize) -> anyhow::Result<()> {
+    if perfetto.is_some() && files > 1 {
+        anyhow::bail!(
+            "--perfetto exports one trace, and {files} were given\nhint: run `stepscope analyze FILE --perfetto OUT.json` once per rank file"
+        );
+    }
+    Ok(())
+}
+
+impl CaptureSource {
+    /// From `--capture` (given or not) and `--no-capture-folder`.
+    fn of(given: bool, no_capture_folder: bool) -> CaptureSource {
+        match (given, no_capture_folder) {
+            (_, true) => CaptureSource::Given,
+            (true, false) => CaptureSource::GivenAndFolders,
+            (false, false) => CaptureSource::Folders,
+        }
+    }
+}
+
 /// The trace files to read, the capture traces (found beside them, and `--capture`) and what
 /// finding them passed over or could not use.
 fn inputs_and_captures(
     inputs: &[PathBuf],
     capture: &Option<PathBuf>,
+    source: CaptureSource,
     read: &ReadOptions,
 ) -> anyhow::Result<(Vec<PathBuf>, Vec<captures::CaptureTrace>, Vec<String>)> {
-    let found = find_inputs(inputs)?;
+    let mut found = find_inputs(inputs)?;
+    match source {
+        CaptureSource::Folders => add_captures_beside(&mut found),
+        CaptureSource::GivenAndFolders => {}
+        CaptureSource::Given => {
+            leave_out_captures(&mut found);
+        }
+    }
     let mut notes = found.notes;
     let (mut captures, warnings) = captures::load_found(found.captures, read);
     notes.extend(warnings);
@@ -664,9 +703,15 @@ pub struct AnalyzeArgs {
     /// Like --fail-on-incomplete, and also exit 3 when some replay's size is unverified.
     #[arg(long)]
     pub strict: bool,
-    /// A capture trace (launches under hipStreamBeginCapture) giving the expected node count.
+    /// A capture trace (launches under hipStreamBeginCapture) giving the expected node count
+    /// of every file's graphs, and the shapes of their ops. Without it, the `capture_traces/`
+    /// folder beside each trace (as vLLM, SGLang and ATOM write it) is read.
     #[arg(long, value_name = "FILE")]
     pub capture: Option<PathBuf>,
+    /// Read no `capture_traces/` folder, beside a trace or in a searched folder: graph sizes
+    /// then come from --capture and the traces themselves.
+    #[arg(long)]
+    pub no_capture_folder: bool,
     /// Also break down the GPU work launched inside each host annotation
     /// (`record_function`, `user_annotation`) whose name matches this regex, per name:
     /// instances, host and GPU-mirror time, kernel time by category and by kernel.

@@ -4,7 +4,9 @@
 
 use super::analyze::captures;
 use super::analyze::{AnalyzeSettings, Analyzed, analyze_files, write_page};
-use super::inputs::{FoundCapture, find_inputs, with_companions};
+use super::inputs::{
+    FoundCapture, add_captures_beside, find_inputs, leave_out_captures, with_companions,
+};
 use super::outputs::{Output, refuse_overwrites};
 use super::read_args::{CategoryTable, ReadArgs};
 use crate::Outcome;
@@ -43,6 +45,10 @@ pub struct DiffArgs {
     /// as tabs, and the comparison.
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
+    /// Read no `capture_traces/` folder on either side (beside a trace or in a folder), as
+    /// `analyze --no-capture-folder`.
+    #[arg(long)]
+    pub no_capture_folder: bool,
     /// How to read both sides' files.
     #[command(flatten)]
     pub reading: ReadArgs,
@@ -95,6 +101,7 @@ impl DiffSettings {
             json,
             force,
             html,
+            no_capture_folder,
             reading,
             top,
             color,
@@ -106,9 +113,9 @@ impl DiffSettings {
         if let Some(path) = &html {
             output::check_output_file("--html", path)?;
         }
-        let base = side_settings(&base)
+        let base = side_settings(&base, no_capture_folder)
             .with_context(|| format!("Failed to read the BASE side `{}`", base.display()))?;
-        let new = side_settings(&new)
+        let new = side_settings(&new, no_capture_folder)
             .with_context(|| format!("Failed to read the NEW side `{}`", new.display()))?;
         if let Some(path) = &html {
             let captures = [&base.captures, &new.captures].into_iter().flatten();
@@ -153,8 +160,9 @@ impl DiffSettings {
     }
 }
 
-/// A trace file, a folder of rank files, or a profile run directory (it has `results.json`).
-fn side_settings(path: &Path) -> anyhow::Result<SideSettings> {
+/// A trace file, a folder of rank files, or a profile run directory (it has `results.json`);
+/// `no_capture_folder` leaves out the captures of `capture_traces/` folders.
+fn side_settings(path: &Path, no_capture_folder: bool) -> anyhow::Result<SideSettings> {
     let shown = path.display().to_string();
     if path.is_dir() && path.join("results.json").is_file() {
         let (windows, files) = run_traces(path)?;
@@ -170,7 +178,12 @@ fn side_settings(path: &Path) -> anyhow::Result<SideSettings> {
         });
     }
     let kind = if path.is_dir() { "folder" } else { "file" };
-    let found = find_inputs(&[path.to_owned()])?;
+    let mut found = find_inputs(&[path.to_owned()])?;
+    if no_capture_folder {
+        leave_out_captures(&mut found);
+    } else {
+        add_captures_beside(&mut found);
+    }
     Ok(SideSettings {
         source: SideSource {
             path: shown,

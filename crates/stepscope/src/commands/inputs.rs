@@ -93,6 +93,58 @@ pub fn find_inputs(inputs: &[PathBuf]) -> anyhow::Result<Found> {
     Ok(found)
 }
 
+/// Adds the capture traces of the `capture_traces/` folder beside each trace file (vLLM,
+/// SGLang and ATOM write it next to their profiles), so that a trace given by name is sized
+/// by its captures as when its folder is analysed. A capture already found, or given as a
+/// trace, is not added again; a folder that cannot be searched is noted and passed over.
+pub fn add_captures_beside(found: &mut Found) {
+    let mut runs: Vec<PathBuf> = found
+        .files
+        .iter()
+        .filter(|file| !in_capture_folder(file))
+        .map(|file| file.parent().unwrap_or(Path::new("")).to_owned())
+        .collect();
+    runs.sort();
+    runs.dedup();
+    for run in runs {
+        let folder = run.join(CAPTURE_FOLDER);
+        if !folder.is_dir() {
+            continue;
+        }
+        let mut files = Vec::new();
+        if let Err(error) = walk(&folder, &mut files, &mut found.notes, &mut HashSet::new()) {
+            found.notes.push(format!(
+                "`{}` cannot be searched for capture traces: {error}",
+                folder.display()
+            ));
+            continue;
+        }
+        for path in files {
+            let known =
+                found.files.contains(&path) || found.captures.iter().any(|c| c.path == path);
+            if !known {
+                let rank = rank_in_name(&path);
+                found.captures.push(FoundCapture {
+                    path,
+                    run: run.clone(),
+                    rank,
+                });
+            }
+        }
+    }
+}
+
+/// Leaves out the captures a folder search found (`--no-capture-folder`), each with a note:
+/// they are read neither as captures nor as ranks.
+pub fn leave_out_captures(found: &mut Found) {
+    for unused in std::mem::take(&mut found.captures) {
+        found.notes.push(format!(
+            "`{}` lies in a capture_traces folder: not read (--no-capture-folder)",
+            unused.path.display()
+        ));
+    }
+}
+
 /// Moves files in `capture_traces/` folders to `found.captures` when their run folder has
 /// other traces; the rest to `found.files`.
 fn split_captures(files: Vec<PathBuf>, found: &mut Found) {
@@ -298,6 +350,48 @@ mod tests {
             error.to_string().contains("is a character device"),
             "{error}"
         );
+    }
+
+    #[test]
+    fn a_file_given_by_name_gets_the_capture_folder_beside_it_once() {
+        let dir = tempfile::tempdir().unwrap();
+        for name in [
+            "a/capture_traces/bs_32_rank0.json.gz",
+            "a/capture_traces/bs_32_rank1.json.gz",
+            "a/decode_rank1.json.gz",
+            "b/decode.json.gz",
+        ] {
+            let path = dir.path().join(name);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, b"{}").unwrap();
+        }
+        let (a, b) = (dir.path().join("a"), dir.path().join("b"));
+        let capture0 = a.join("capture_traces/bs_32_rank0.json.gz");
+        let given = [
+            a.join("decode_rank1.json.gz"),
+            b.join("decode.json.gz"),
+            capture0.clone(),
+        ];
+        let mut found = find_inputs(&given).unwrap();
+        add_captures_beside(&mut found);
+        // The capture given by name stays a rank; only the other one is added, for `a`.
+        let captures: Vec<_> = found.captures.iter().map(|c| c.path.clone()).collect();
+        assert_eq!(captures, [a.join("capture_traces/bs_32_rank1.json.gz")]);
+        assert!(found.files.contains(&capture0));
+        let capture = &found.captures[0];
+        assert_eq!(
+            (capture.run.as_path(), capture.rank),
+            (a.as_path(), Some(1))
+        );
+        assert!(capture.belongs_to(&given[0]));
+        assert!(!capture.belongs_to(&given[1]), "b has no capture folder");
+        // Searching again (a folder and a file in it) adds nothing twice.
+        let mut both = find_inputs(&[a.clone(), a.join("decode_rank1.json.gz")]).unwrap();
+        add_captures_beside(&mut both);
+        assert_eq!(both.captures.len(), 2, "{:?}", both.captures);
+        leave_out_captures(&mut both);
+        assert!(both.captures.is_empty());
+        assert_eq!(both.notes.len(), 2, "{:?}", both.notes);
     }
 
     #[test]

@@ -224,12 +224,16 @@ pub fn str_at<'a>(value: &'a Value, pointer: &str) -> &'a str {
 }
 
 /// `analyze --json` of one file (exit 0): its entry of `files`.
+///
+/// The file alone: no `capture_traces/` folder beside it is read, so that readings of one run
+/// in two formats (a converted copy lies elsewhere) weigh the same evidence.
 pub fn analyzed_file(path: &Path) -> Value {
     let run = stepscope([
         "analyze",
         path.to_str().expect("path"),
         "--json",
         "--no-progress",
+        "--no-capture-folder",
     ]);
     run.expect_code(0);
     run.json()["files"][0].clone()

@@ -200,6 +200,7 @@ fn csv_without_json_still_prints_the_terminal_report() {
     let run = stepscope([
         "analyze".as_ref(),
         SGLANG_DECODE.as_ref(),
+        "--no-capture-folder".as_ref(),
         "--color".as_ref(),
         "never".as_ref(),
         "--csv".as_ref(),
@@ -248,14 +249,26 @@ fn capture_trace_gives_the_expected_node_count() {
     );
     // The capture corroborates the one replay's size.
     assert_eq!(str_at(&doc, "/verdict"), "complete");
-    // Without it the count comes from the replay itself: a lower bound.
-    let run = stepscope(["analyze", SGLANG_DECODE, "--json"]);
+    // Named alone, the trace is sized by the capture_traces folder beside it, as when its
+    // folder is analysed; the report names the capture it used.
+    let beside = stepscope(["analyze", SGLANG_DECODE, "--json"]).json();
+    assert_eq!(str_at(&beside, "/verdict"), "complete");
+    assert_eq!(
+        str_at(&beside, "/files/0/capture_traces/0"),
+        str_at(&doc, "/files/0/capture_traces/0")
+    );
+    // Without any capture the count comes from the replay itself: a lower bound.
+    let run = stepscope(["analyze", SGLANG_DECODE, "--json", "--no-capture-folder"]);
     assert_eq!(
         str_at(
             &run.json(),
             "/files/0/replay_coverage/graphs/0/expected_source"
         ),
         "single_replay"
+    );
+    assert_eq!(
+        run.json()["files"][0]["capture_traces"],
+        serde_json::json!([])
     );
 }
 

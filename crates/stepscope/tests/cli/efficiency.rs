@@ -107,7 +107,13 @@ fn arg(relative: &str) -> String {
 #[test]
 fn graph_replayed_decode_takes_its_shapes_from_the_capture_trace() {
     use crate::common::{SGLANG_CAPTURE, SGLANG_DECODE};
-    let alone = stepscope(["analyze", &arg(SGLANG_DECODE), "--json"]).json();
+    let alone = stepscope([
+        "analyze",
+        &arg(SGLANG_DECODE),
+        "--json",
+        "--no-capture-folder",
+    ])
+    .json();
     let efficiency = &alone["files"][0]["efficiency"];
     assert_eq!(efficiency["graph_replays"], 1);
     assert_eq!(efficiency["replays_with_shapes"], 0);

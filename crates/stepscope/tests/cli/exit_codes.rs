@@ -5,11 +5,15 @@ use crate::common::{
     tempdir, u64_at,
 };
 
+/// Leaves out the `capture_traces/` folder beside the SGLang trace, whose capture would
+/// corroborate its one replay's size.
+const NO_FOLDER: &str = "--no-capture-folder";
+
 /// Complete as far as the trace shows (its one replay's size rests on itself) passes without
 /// a gate flag.
 #[test]
 fn an_unverified_trace_exits_0() {
-    let run = stepscope(["analyze", SGLANG_DECODE, "--color", "never"]);
+    let run = stepscope(["analyze", SGLANG_DECODE, "--color", "never", NO_FOLDER]);
     run.expect_code(0);
     assert!(
         run.stdout
@@ -166,6 +170,7 @@ fn fail_on_incomplete_looks_at_every_file() {
         "analyze".as_ref(),
         SGLANG_DECODE.as_ref(),
         arg(&broken),
+        NO_FOLDER.as_ref(),
         "--fail-on-incomplete".as_ref(),
         "--json".as_ref(),
     ]);
@@ -282,10 +287,18 @@ fn one_unreadable_rank_in_a_folder_is_listed_and_fails() {
 /// Sizes that rest on one replay pass `--fail-on-incomplete` and fail `--strict`.
 #[test]
 fn unverified_sizes_pass_the_gate_and_fail_strict() {
-    let run = stepscope(["analyze", SGLANG_DECODE, "--fail-on-incomplete", "--json"]);
+    let run = stepscope([
+        "analyze",
+        SGLANG_DECODE,
+        "--fail-on-incomplete",
+        "--json",
+        NO_FOLDER,
+    ]);
     run.expect_code(0);
     assert_eq!(str_at(&run.json(), "/verdict"), "unverified");
-    stepscope(["analyze", SGLANG_DECODE, "--strict"]).expect_code(3);
+    stepscope(["analyze", SGLANG_DECODE, "--strict", NO_FOLDER]).expect_code(3);
+    // The capture_traces folder beside the trace corroborates it without --capture.
+    stepscope(["analyze", SGLANG_DECODE, "--strict"]).expect_code(0);
     // A capture corroborates the size: complete, and --strict passes.
     stepscope([
         "analyze",

@@ -6,14 +6,14 @@ use crate::common::{SGLANG_DECODE, VLLM_PIECEWISE, stepscope, stepscope_in, temp
 use std::ffi::OsStr;
 
 fn terminal(file: &str) -> String {
-    let run = stepscope(["analyze", file, "--color", "never"]);
+    let run = stepscope(["analyze", file, "--color", "never", "--no-capture-folder"]);
     run.expect_code(0);
     assert!(run.stderr.is_empty(), "stderr: {}", run.stderr);
     run.stdout
 }
 
 fn json(file: &str) -> serde_json::Value {
-    let run = stepscope(["analyze", file, "--json"]);
+    let run = stepscope(["analyze", file, "--json", "--no-capture-folder"]);
     run.expect_code(0);
     run.json()
 }

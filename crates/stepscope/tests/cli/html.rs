@@ -291,7 +291,13 @@ fn the_diff_page_shows_the_refusal_and_the_compared_stages() {
     let page_path = dir.path().join("diff.html");
     let base = trace(VLLM_PIECEWISE);
     let args = |extra: &[&OsStr]| {
-        let mut all: Vec<&OsStr> = vec!["diff".as_ref(), arg(&base), arg(&new)];
+        // The corpus has the piecewise run's capture_traces folder, the curated set not.
+        let mut all: Vec<&OsStr> = vec![
+            "diff".as_ref(),
+            arg(&base),
+            arg(&new),
+            "--no-capture-folder".as_ref(),
+        ];
         all.extend_from_slice(extra);
         stepscope(all)
     };
@@ -523,7 +529,9 @@ fn an_unreadable_input_is_named_on_the_page() {
 #[test]
 fn the_page_names_the_verdict_and_how_to_settle_as_the_terminal_does() {
     let dir = tempdir();
-    let analysed = analyse(&trace(SGLANG_DECODE), dir.path());
+    // A copy without the capture_traces folder beside it, whose capture would settle it.
+    let alone = crate::common::copy_trace(SGLANG_DECODE, dir.path(), "sglang_decode.json.gz");
+    let analysed = analyse(&alone, dir.path());
     assert_eq!(analysed.json["verdict"], "unverified");
     assert!(
         analysed

@@ -8,7 +8,7 @@ use std::path::Path;
 
 #[test]
 fn json_parses_with_schema_version_3_and_the_documented_top_level() {
-    let run = stepscope(["analyze", SGLANG_DECODE, "--json"]);
+    let run = stepscope(["analyze", SGLANG_DECODE, "--json", "--no-capture-folder"]);
     run.expect_code(0);
     let doc = run.json();
     assert_eq!(doc["schema_version"], 3);

@@ -158,7 +158,11 @@ fn every_verdict_survives_the_round_trip() {
     demo.expect_code(0);
     let cases = [
         ("complete", dir.path().join("demo_complete.trace.json.gz")),
-        ("unverified", trace(crate::common::SGLANG_DECODE)),
+        // A copy without the capture_traces folder, whose capture would make it complete.
+        (
+            "unverified",
+            crate::common::copy_trace(crate::common::SGLANG_DECODE, dir.path(), "alone.json.gz"),
+        ),
         (
             "incomplete",
             incomplete_piecewise(dir.path(), "incomplete.json"),
