@@ -11,6 +11,12 @@ pub const WITHOUT_SHAPES_NOTE: &str = "recorded without record_shapes; efficienc
     VLLM_TORCH_PROFILER_RECORD_SHAPES=1; SGLang: \"record_shapes\": true in the /start_profile \
     body; ATOM and scripts: torch.profiler.profile(record_shapes=True))";
 
+/// Why a trace with no host ops (a GPU-only trace; rocprofv3, RPD and Nsight Systems record
+/// none of PyTorch's ops) has no efficiency rows.
+pub const NO_HOST_OPS_NOTE: &str = "the trace records no PyTorch ops, so no op shapes; \
+    efficiency needs the PyTorch profiler's trace of the run, recorded with record_shapes=True \
+    (rocprofv3, RPD and Nsight Systems record kernels, not ops)";
+
 /// What to do when graph replays ran and no captured graph gave their kernels shapes.
 pub const REPLAYS_NOTE: &str = "graph replays' kernels have no CPU op, so no shapes: give the \
     trace recorded while the graphs were captured (--capture FILE, or the capture_traces/ \
@@ -192,9 +198,13 @@ impl EfficiencyReport {
             }),
             modelled_calls: efficiency.modelled_calls,
             calls_without_shapes: efficiency.calls_without_shapes,
-            note: efficiency
-                .recorded_without_shapes()
-                .then_some(WITHOUT_SHAPES_NOTE),
+            note: if efficiency.no_host_ops {
+                Some(NO_HOST_OPS_NOTE)
+            } else {
+                efficiency
+                    .recorded_without_shapes()
+                    .then_some(WITHOUT_SHAPES_NOTE)
+            },
             graph_replays: efficiency.graph_replays,
             replays_with_shapes: efficiency.replays_with_shapes,
             replays_note: (efficiency.graph_replays > 0 && efficiency.replays_with_shapes == 0)

@@ -227,3 +227,48 @@ fn the_page_draws_the_roofline_and_its_table_in_a_real_browser() {
         drawn
     );
 }
+
+/// Formats that record kernels, not PyTorch's ops, name their device from their agent or GPU
+/// table (rocpd's `rocpd_info_agent.product_name`, Nsight's `TARGET_INFO_GPU.name`) and say
+/// why there are no rows.
+#[test]
+fn formats_without_ops_name_their_device_and_say_why_there_are_no_rows() {
+    use stepscope_synth::formats::Parts;
+    use stepscope_synth::rocpd::{RocpdOptions, write_rocpd};
+    let dir = crate::common::tempdir();
+    let doc: serde_json::Value =
+        serde_json::from_slice(&crate::common::gunzip(VLLM_PIECEWISE)).expect("JSON");
+    let db = dir.path().join("run_results.db");
+    write_rocpd(&Parts::of_kineto(&doc), &db, &RocpdOptions::default()).expect("rocpd");
+    let nsys = "nsys-ai/tests/fixtures/mock.sqlite";
+    for (path, device, named) in [
+        (
+            db.display().to_string(),
+            Some("MI300X"),
+            "AMD Instinct MI300X",
+        ),
+        (arg(nsys), None, "NVIDIA GeForce RTX 3080"),
+    ] {
+        let doc = stepscope(["analyze", &path, "--json", "--no-progress"]).json();
+        let efficiency = &doc["files"][0]["efficiency"];
+        assert_eq!(efficiency["ops"], serde_json::json!([]), "{path}");
+        let note = efficiency["note"].as_str().expect("a note");
+        assert!(note.contains("records no PyTorch ops") && note.contains("record_shapes=True"));
+        match device {
+            Some(name) => {
+                assert_eq!(efficiency["device"]["name"], name);
+                let basis = format!("the trace names `{named}`");
+                assert_eq!(efficiency["device"]["identified_by"], basis.as_str());
+            }
+            // A consumer GPU has no row in the peaks table.
+            None => assert!(efficiency["device"].is_null(), "{efficiency}"),
+        }
+    }
+    let run = stepscope(["analyze", nsys, "--color", "never", "--no-progress"]);
+    assert!(
+        run.stdout
+            .contains("EFFICIENCY: the trace records no PyTorch ops"),
+        "{}",
+        run.stdout
+    );
+}

@@ -103,7 +103,9 @@ pub fn efficiency(trace: &Trace, inputs: EfficiencyInputs<'_>) -> Efficiency {
         }
     }
     replays::add_replay_calls(&mut pass, inputs.links, inputs.captures);
-    pass.builder.finish(&pass.calls, device)
+    let mut efficiency = pass.builder.finish(&pass.calls, device);
+    efficiency.no_host_ops = trace.cpu_ops.is_empty();
+    efficiency
 }
 
 /// The device for the rooflines, and how it was found: `--device`, else the first device

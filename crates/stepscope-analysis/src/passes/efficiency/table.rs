@@ -161,6 +161,9 @@ pub struct Efficiency {
     pub replays_with_shapes: u64,
     /// Of those, calls recorded without shapes (no `Input Dims`).
     pub calls_without_shapes: u64,
+    /// Whether the trace records no host ops at all (a GPU-only trace, or a format without
+    /// PyTorch's ops: rocprofv3, RPD, Nsight Systems), so there is nothing to model.
+    pub no_host_ops: bool,
 }
 
 impl Efficiency {
@@ -295,6 +298,7 @@ impl TableBuilder {
             replays_with_shapes: self.replays_with_shapes,
             modelled_calls: self.modelled_calls,
             calls_without_shapes: self.calls_without_shapes,
+            no_host_ops: false,
         }
     }
 }
