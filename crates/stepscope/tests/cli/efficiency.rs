@@ -272,3 +272,43 @@ fn formats_without_ops_name_their_device_and_say_why_there_are_no_rows() {
         run.stdout
     );
 }
+
+/// Calls whose arguments do not fit their model are listed as unmodelled once per call, with
+/// their kernel time: every `aten::mm` of the real H100 trace given a 1-D first argument.
+#[test]
+fn unfit_calls_are_counted_per_call_with_their_kernel_time() {
+    let mut doc: serde_json::Value =
+        serde_json::from_slice(&crate::common::gunzip(H100)).expect("JSON");
+    let mut broken = 0;
+    for event in doc["traceEvents"].as_array_mut().expect("events") {
+        let is_mm = event["name"] == "aten::mm" && event["cat"] == "cpu_op";
+        let dims = &mut event["args"]["Input Dims"];
+        if is_mm && dims.is_array() {
+            dims[0] = serde_json::json!([1024]);
+            broken += 1;
+        }
+    }
+    assert!(broken > 10, "{broken} aten::mm calls");
+    let dir = crate::common::tempdir();
+    let path = dir.path().join("unfit.json.gz");
+    crate::common::write_gz(&path, &serde_json::to_vec(&doc).expect("JSON"));
+    let out = stepscope(["analyze", path.to_str().unwrap(), "--json", "--no-progress"]).json();
+    let efficiency = &out["files"][0]["efficiency"];
+    let rows = efficiency["ops"].as_array().unwrap();
+    assert!(rows.iter().all(|r| r["name"] != "aten::mm"));
+    let mm = efficiency["unmodelled"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|u| u["name"] == "aten::mm")
+        .expect("aten::mm listed as unmodelled");
+    assert_eq!(mm["count"], broken, "{mm}");
+    assert!(mm["kernel_time_us_sum"].as_f64().unwrap() > 0.0, "{mm}");
+    assert!(
+        mm["reason"]
+            .as_str()
+            .unwrap()
+            .starts_with("arguments do not fit: "),
+        "{mm}"
+    );
+}

@@ -182,16 +182,19 @@ impl Pass<'_> {
                 row
             }
         };
-        if let Some(row) = row {
-            let (flops, bytes) = self.builder.cost_of(row);
-            self.calls.push(Call {
-                row,
-                kernel_us: busy_micros(trace, &events),
-                flops,
-                bytes,
-                encloses,
-            });
-        }
+        let Some(row) = row else {
+            let name = models::normalized(trace.name(ops.name[op]));
+            self.builder.unfit_call(name, &events, trace);
+            return;
+        };
+        let (flops, bytes) = self.builder.cost_of(row);
+        self.calls.push(Call {
+            row,
+            kernel_us: busy_micros(trace, &events),
+            flops,
+            bytes,
+            encloses,
+        });
     }
 
     /// Models a call key seen for the first time and finds or makes its row.
@@ -209,7 +212,7 @@ impl Pass<'_> {
         };
         let op_args = trace.op_args.get(*args_id);
         let name = models::normalized(trace.name(*name));
-        self.builder.row_for(trace, (name, op_args), modelled)
+        self.builder.row_for((name, op_args), modelled)
     }
 }
 

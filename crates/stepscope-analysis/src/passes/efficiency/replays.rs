@@ -154,16 +154,19 @@ fn add_one_replay(
             .entry((index, op, iteration))
             .or_insert_with(|| replay_row(pass, (graph, op, iteration), &own));
         pass.builder.modelled_call(false);
-        if let Some(row) = row {
-            let (flops, bytes) = pass.builder.cost_of(row);
-            pass.calls.push(Call {
-                row,
-                kernel_us: super::busy_micros(trace, &own),
-                flops,
-                bytes,
-                encloses: graph.encloses[op],
-            });
-        }
+        let Some(row) = row else {
+            let name = models::normalized(&graph.captured.ops[op].name);
+            pass.builder.unfit_call(name, &own, trace);
+            continue;
+        };
+        let (flops, bytes) = pass.builder.cost_of(row);
+        pass.calls.push(Call {
+            row,
+            kernel_us: super::busy_micros(trace, &own),
+            flops,
+            bytes,
+            encloses: graph.encloses[op],
+        });
     }
 }
 
@@ -193,5 +196,5 @@ fn replay_row(
         Err(reason) => super::Modelled::Unfit(reason),
     };
     let name = models::normalized(&captured.name);
-    pass.builder.row_for(trace, (name, op_args), modelled)
+    pass.builder.row_for((name, op_args), modelled)
 }

@@ -227,18 +227,35 @@ impl TableBuilder {
         entry.kernel_us_sum += busy_micros(trace, events);
     }
 
-    /// The row of a modelled call, made when new; `None` (and counted as unfit) when the
-    /// arguments do not fit the model.
+    /// Counts one call of a modelled op whose arguments did not fit its model (its row was
+    /// `None`), with the kernel time of `events`.
+    pub(super) fn unfit_call(&mut self, name: &str, events: &[u32], trace: &Trace) {
+        if let Some(entry) = self.unmodelled.get_mut(name) {
+            entry.count += 1;
+            entry.kernel_us_sum += busy_micros(trace, events);
+        }
+    }
+
+    /// The row of a modelled call, made when new; `None` when the arguments do not fit the
+    /// model (listed as unmodelled with the reason; each such call counted by
+    /// [`Self::unfit_call`]).
     pub(super) fn row_for(
         &mut self,
-        trace: &Trace,
         (name, args): (&str, OpArgs<'_>),
         modelled: Modelled,
     ) -> Option<usize> {
         let cost = match modelled {
             Modelled::Cost(cost) => cost,
             Modelled::Unfit(reason) => {
-                self.count_unmodelled(name, &format!("arguments do not fit: {reason}"), &[], trace);
+                let reason = format!("arguments do not fit: {reason}");
+                self.unmodelled
+                    .entry(name.to_owned())
+                    .or_insert_with(|| UnmodelledOp {
+                        name: name.to_owned(),
+                        count: 0,
+                        kernel_us_sum: 0.0,
+                        reason,
+                    });
                 return None;
             }
             Modelled::NoModel => return None,
