@@ -68,6 +68,22 @@ rm -f "$gz/member1.gz" "$gz/member2.gz"
 zstd -q -c "$json/legacy_strings.json" > "$gz/legacy_strings.json.zst"
 printf '\x00\x05%s' '{"ph":"X","cat":"kernel","name":"a","ts":1,"dur":1,"args":{"x":[{"a":1}, {"b":2}]}},{"ph":"X","cat":"kernel","name":"},{}","ts":2,"dur":1}' > "$split/args_objects"
 
+# efficiency: an op index byte, then Input Dims, Input type, Input Strides and Concrete
+# Inputs, one per line (shapes from the real H100, MI300X and SGLang traces).
+eff=$here/corpus/efficiency
+mkdir -p "$eff"
+seed() { printf "\\x$1"; printf '%s\n' "$2" "$3" "$4" "$5" | head -c -1; }
+seed 00 '[[32,4096],[4096,6144]]' '["c10::BFloat16","c10::BFloat16"]' '[[4096,1],[6144,1]]' '["",""]' > "$eff/mm"
+seed 01 '[[1024],[8944,1024],[1024,1024],[],[]]' '["c10::BFloat16","c10::BFloat16","c10::BFloat16","Scalar","Scalar"]' '[[1],[1024,1],[1,1024],[],[]]' '["","","","1","1"]' > "$eff/addmm"
+seed 0b '[[32,7168],[1536,7168],[32,56],[12,56]]' '["c10::Float8_e4m3fnuz","c10::Float8_e4m3fnuz","float","float"]' '[]' '["","","",""]' > "$eff/a8w8"
+seed 0d '[[64,2048],[4096,2048],[64,128],[4096,128]]' '["c10::Float4_e2m1fn_x2","c10::Float4_e2m1fn_x2","c10::Float8_e8m0fnu","c10::Float8_e8m0fnu"]' '[]' '[]' > "$eff/a4w4"
+seed 0f '[[1,16,1024,64],[1,16,1024,64],[1,16,1024,64],[],[],[],[]]' '["c10::BFloat16","c10::BFloat16","c10::BFloat16","Scalar","Scalar","Scalar",""]' '[]' '["","","","0.0","True","False",""]' > "$eff/sdpa"
+seed 12 '[[1,3,224,224],[64,3,7,7],[],[],[],[],[],[],[]]' '["float","float","","ScalarList","ScalarList","ScalarList","Scalar","ScalarList","Scalar"]' '[]' '["","","","[2, 2]","[3, 3]","[1, 1]","False","[0, 0]","1"]' > "$eff/conv"
+seed 15 '[[32,4096],[4096]]' '["c10::BFloat16","c10::BFloat16"]' '[[4096,1],[1]]' '["",""]' > "$eff/add"
+seed 19 '[[16,559,1024],[],[],[],[]]' '["float","ScalarList","float","float","Scalar"]' '[]' '["","[1024]","","","1e-05"]' > "$eff/layer_norm"
+seed 1c '[[32,151936],[],[]]' '["float","Scalar","Scalar"]' '[]' '["","-1","False"]' > "$eff/softmax"
+seed 1e '[[16,32,128],[16,8,128],[16,8,128],[16,32,128]]' '["c10::BFloat16","c10::BFloat16","c10::BFloat16","c10::BFloat16"]' '[]' '[]' > "$eff/unified_attention"
+
 chmod -R u+w "$here/corpus"
 echo "corpus: $(ls "$json" | wc -l) kineto_json, $(ls "$gz" | wc -l) kineto_gzip, $(ls "$split" | wc -l) kineto_split seeds under $here/corpus" >&2
 

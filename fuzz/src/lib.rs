@@ -5,6 +5,8 @@
 //! break into a partial trace (an empty input, or a complete document that is not a trace,
 //! stays an error), and the result never depends on the number of threads.
 
+pub mod efficiency;
+
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use stepscope_ingest::{IngestError, ReadOptions, TraceFormat, read_trace_bytes, read_trace_file};
