@@ -33,9 +33,7 @@ use crate::passes::launching_ops::LaunchingOps;
 use devices::DevicePeaks;
 use rustc_hash::FxHashMap;
 use spec::Modelled;
-use stepscope_model::{
-    GpuEventKind, NameId, OpArgsId, ProcessId, RuntimeCallKind, ThreadId, Trace,
-};
+use stepscope_model::{NameId, OpArgsId, ProcessId, RuntimeCallKind, ThreadId, Trace};
 
 /// What the pass needs besides the trace.
 #[derive(Debug, Clone, Copy)]
@@ -136,8 +134,9 @@ fn find_device(
     })
 }
 
-/// A call's row key: op name, argument lists, the kernels it ran (GEMM parameters read
-/// their names), and the iteration annotation it ran in (for the ops costed by it).
+/// A call's row key: op name, argument lists, the GPU events it ran (their count is a row
+/// parameter; GEMM parameters read kernel names), and the iteration annotation it ran in
+/// (for the ops costed by it).
 type CallKey = (NameId, OpArgsId, Vec<NameId>, Option<u32>);
 
 /// The pass's state over the ops of one trace.
@@ -161,11 +160,9 @@ impl Pass<'_> {
     fn add_call(&mut self, op: usize, encloses: bool) {
         let trace = self.trace;
         let events = self.launches.events_within(trace, op);
-        let kernels: Vec<NameId> = events
-            .iter()
-            .filter(|&&g| trace.gpu.kind[g as usize] == GpuEventKind::Kernel)
-            .map(|&g| trace.gpu.name[g as usize])
-            .collect();
+        // Every GPU event the call launched (a copy's memcpy too): its count is the row's
+        // `num_kernels`, and the GEMM models read `transpose` from the kernel names among them.
+        let kernels: Vec<NameId> = events.iter().map(|&g| trace.gpu.name[g as usize]).collect();
         let ops = &trace.cpu_ops;
         let iteration = if self.needs_iteration[ops.name[op].index()] {
             let (start, end) = (ops.start[op].as_nanos(), ops.end(op).as_nanos());
@@ -212,7 +209,8 @@ impl Pass<'_> {
         };
         let op_args = trace.op_args.get(*args_id);
         let name = models::normalized(trace.name(*name));
-        self.builder.row_for((name, op_args), modelled)
+        self.builder
+            .row_for((name, op_args), modelled, kernels.len())
     }
 }
 

@@ -196,5 +196,6 @@ fn replay_row(
         Err(reason) => super::Modelled::Unfit(reason),
     };
     let name = models::normalized(&captured.name);
-    pass.builder.row_for((name, op_args), modelled)
+    pass.builder
+        .row_for((name, op_args), modelled, events.len())
 }

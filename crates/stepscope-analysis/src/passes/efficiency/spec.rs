@@ -22,11 +22,13 @@ pub enum Family {
     Normalization,
     /// Softmax and log-softmax, forward and backward.
     Softmax,
+    /// Rotary position embeddings.
+    Rope,
 }
 
 impl Family {
     /// Every family, in report order.
-    pub const ALL: [Family; 8] = [
+    pub const ALL: [Family; 9] = [
         Family::Gemm,
         Family::Attention,
         Family::Convolution,
@@ -35,6 +37,7 @@ impl Family {
         Family::Reduce,
         Family::Normalization,
         Family::Softmax,
+        Family::Rope,
     ];
 
     /// The name in reports (`gemm`, `attention`, ...).
@@ -48,6 +51,7 @@ impl Family {
             Family::Reduce => "reduce",
             Family::Normalization => "normalization",
             Family::Softmax => "softmax",
+            Family::Rope => "rope",
         }
     }
 }

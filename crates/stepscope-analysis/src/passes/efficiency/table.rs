@@ -239,12 +239,19 @@ impl TableBuilder {
     /// The row of a modelled call, made when new; `None` when the arguments do not fit the
     /// model (listed as unmodelled with the reason; each such call counted by
     /// [`Self::unfit_call`]).
+    ///
+    /// Calls that launched different numbers of kernels are different rows (`num_kernels`,
+    /// after the model's parameters, as TraceLens groups inference traces): the same op and
+    /// shapes dispatched to a split-K pair or a single kernel are two implementations, with
+    /// two efficiencies (vLLM's unified attention runs a 3-D kernel and its reduction on
+    /// full-attention layers, one 2-D kernel on sliding-window ones).
     pub(super) fn row_for(
         &mut self,
         (name, args): (&str, OpArgs<'_>),
         modelled: Modelled,
+        kernels: usize,
     ) -> Option<usize> {
-        let cost = match modelled {
+        let mut cost = match modelled {
             Modelled::Cost(cost) => cost,
             Modelled::Unfit(reason) => {
                 let reason = format!("arguments do not fit: {reason}");
@@ -260,6 +267,7 @@ impl TableBuilder {
             }
             Modelled::NoModel => return None,
         };
+        cost.params.push(("num_kernels", kernels.to_string()));
         let key = (name.to_owned(), cost.params.clone());
         if let Some(&row) = self.by_key.get(&key) {
             return Some(row);

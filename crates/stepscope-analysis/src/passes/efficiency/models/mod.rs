@@ -17,6 +17,7 @@ mod gemm;
 mod norm;
 mod quant_gemm;
 mod reduce;
+mod rope;
 mod serving_attention;
 mod softmax;
 #[cfg(test)]
@@ -48,6 +49,8 @@ enum Model {
     Binary,
     /// [`reduce`].
     Reduce,
+    /// [`rope`].
+    Rope,
     /// [`norm`].
     Norm(norm::Norm),
     /// [`softmax`]: whether a backward.
@@ -64,6 +67,9 @@ fn model_for(name: &str) -> Option<Model> {
     }
     if reduce::NAMES.contains(&name) {
         return Some(Model::Reduce);
+    }
+    if rope::NAMES.contains(&name) {
+        return Some(Model::Rope);
     }
     lookup(gemm::NAMES, name)
         .or_else(|| lookup(quant_gemm::NAMES, name))
@@ -121,6 +127,7 @@ pub(crate) fn cost(name: &str, args: &ParsedArgs, kernel_names: &[&str]) -> Mode
         Model::Unary(kind) => elementwise::unary_cost(kind, args),
         Model::Binary => elementwise::binary_cost(args),
         Model::Reduce => reduce::cost(name, args),
+        Model::Rope => rope::cost(args),
         Model::Norm(kind) => norm::cost(kind, args),
         Model::Softmax(backward) => softmax::cost(name, backward, args),
     };
