@@ -136,7 +136,9 @@ static PYTORCH: LazyLock<Regex> = LazyLock::new(|| {
         .expect("valid regex")
 });
 static ATOM: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^(prefill|decode|eager_decode|dummy_[a-z_]+)\[(?:[^\]]*?bs=(\d+))?[^\]]*\]$")
+    // The body may hold bracketed lists (`ctx=[7803, 6918]`), and `bs=117/128` is the real
+    // batch over CUDA-graph padding.
+    Regex::new(r"^(prefill|decode|eager_decode|dummy_[a-z_]+)\[(?:.*?\bbs=(\d+))?.*\]$")
         .expect("valid regex")
 });
 
@@ -385,6 +387,30 @@ mod tests {
             Stage::Other
         );
         assert!(parse_step_label("decode_layer").is_none());
+        // ATOM's prefill names its sequences' context lengths in a list, and its detailed
+        // annotations add token sums after it.
+        for name in [
+            "prefill[bs=2 tok=14721 ctx=[7803, 6918]]",
+            "prefill[bs=6 tok=17408 ctx=[4096, 4096, 4096]...+3]",
+            "prefill[bs=2 tok=14721 ctx=[7803, 6918] sqsq=108745533 sqsk=108745533 sk=14721]",
+        ] {
+            let label = parse_step_label(name).unwrap();
+            assert_eq!(
+                (label.stage, label.batch_size),
+                (Stage::Prefill, Some(bs(name)))
+            );
+        }
+        let padded = parse_step_label("decode[bs=117/128 tok=117 d=117]").unwrap();
+        assert_eq!(
+            (padded.stage, padded.batch_size),
+            (Stage::Decode, Some(117))
+        );
+    }
+
+    /// The `bs=` of a test name.
+    fn bs(name: &str) -> u32 {
+        let after = &name[name.find("bs=").unwrap() + 3..];
+        after[..after.find(' ').unwrap()].parse().unwrap()
     }
 
     #[test]

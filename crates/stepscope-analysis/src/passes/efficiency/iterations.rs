@@ -4,8 +4,13 @@
 //! `execute_<n>_context_<r>(sq<a>sk<b>sqsq<c>sqsk<d>)_generation_<r>(sq..sk..sqsq..sqsk..)`
 //! and SGLang's `step[... c_sq=.. c_sk=.. c_sqsq=.. c_sqsk=.. g_sq=.. g_sk=.. g_sqsq=.. g_sqsk=..]`
 //! give, for the context (prefill) and generation (decode) parts, the query tokens (`sq`),
-//! key tokens (`sk`) and the sums of their products per sequence (`sqsq`, `sqsk`).
-//! Native annotations without them (`step[DECODE bs=32]`) give none.
+//! key tokens (`sk`) and the sums of their products per sequence (`sqsq`, `sqsk`). ATOM's
+//! detailed annotations (`ATOM_ENABLE_DETAILED_ANNOTATION=1`) state one part each:
+//! `prefill[bs=2 tok=14721 ctx=[7803, 6918] sqsq=.. sqsk=.. sk=..]` is the context part and
+//! `decode[bs=32 tok=128 d=32 spec=3 sqsq=.. sqsk=.. sk=..]` the generation part, `tok` being
+//! the query tokens (TraceLens reads them so, `TraceUtils/annotation_utils.py`).
+//! Native annotations without the sums (`step[DECODE bs=32]`, `decode[bs=64 tok=64 d=64]`)
+//! give none.
 
 use regex::Regex;
 use std::sync::OnceLock;
@@ -49,13 +54,11 @@ pub(crate) fn parse(name: &str) -> Option<IterationStats> {
             g_sqsk: n(8)?,
         });
     }
+    if let Some(stats) = atom(name) {
+        return Some(stats);
+    }
     let inner = name.strip_prefix("step[")?.strip_suffix(']')?;
-    let value = |key: &str| -> Option<f64> {
-        inner
-            .split([' ', ','])
-            .find_map(|token| token.strip_prefix(key)?.strip_prefix('='))
-            .and_then(|v| v.parse().ok())
-    };
+    let value = |key: &str| key_value(inner, key);
     Some(IterationStats {
         c_sq: value("c_sq")?,
         c_sk: value("c_sk")?,
@@ -66,6 +69,40 @@ pub(crate) fn parse(name: &str) -> Option<IterationStats> {
         g_sqsq: value("g_sqsq")?,
         g_sqsk: value("g_sqsk")?,
     })
+}
+
+/// The number after `key=` among the space- or comma-separated tokens of `inner`.
+fn key_value(inner: &str, key: &str) -> Option<f64> {
+    inner
+        .split([' ', ','])
+        .find_map(|token| token.strip_prefix(key)?.strip_prefix('='))
+        .and_then(|v| v.parse().ok())
+}
+
+/// ATOM's detailed `prefill[…]` (the context part) or `decode[…]` (the generation part).
+fn atom(name: &str) -> Option<IterationStats> {
+    let (phase, rest) = name.split_once('[')?;
+    let inner = rest.strip_suffix(']')?;
+    let value = |key: &str| key_value(inner, key);
+    let part = (value("tok")?, value("sk")?, value("sqsq")?, value("sqsk")?);
+    let (sq, sk, sqsq, sqsk) = part;
+    match phase {
+        "prefill" => Some(IterationStats {
+            c_sq: sq,
+            c_sk: sk,
+            c_sqsq: sqsq,
+            c_sqsk: sqsk,
+            ..IterationStats::default()
+        }),
+        "decode" => Some(IterationStats {
+            g_sq: sq,
+            g_sk: sk,
+            g_sqsq: sqsq,
+            g_sqsk: sqsk,
+            ..IterationStats::default()
+        }),
+        _ => None,
+    }
 }
 
 /// The host annotations that state token counts, by start.
@@ -124,6 +161,27 @@ mod tests {
         let sglang = parse("step[DECODE bs=32 c_sq=0 c_sk=0 c_sqsq=0 c_sqsk=0 g_sq=32 g_sk=100 g_sqsq=32 g_sqsk=100]").unwrap();
         assert_eq!((sglang.g_sq, sglang.g_sk), (32.0, 100.0));
         assert_eq!(parse("step[DECODE bs=32]"), None);
+        let prefill = parse(
+            "prefill[bs=2 tok=14721 ctx=[7803, 6918] sqsq=108745533 sqsk=108745533 sk=14721]",
+        )
+        .unwrap();
+        assert_eq!(
+            (prefill.c_sq, prefill.c_sk, prefill.c_sqsq, prefill.c_sqsk),
+            (14721.0, 14721.0, 108745533.0, 108745533.0)
+        );
+        assert_eq!((prefill.g_sq, prefill.g_sk), (0.0, 0.0));
+        let decode =
+            parse("decode[bs=128 tok=384 p=2 d=126 sqsq=132612 sqsk=1114112 sk=258048 tbo=1]")
+                .unwrap();
+        assert_eq!(
+            (decode.g_sq, decode.g_sk, decode.g_sqsq, decode.g_sqsk),
+            (384.0, 258048.0, 132612.0, 1114112.0)
+        );
+        assert_eq!(decode.c_sq, 0.0);
+        // Native ATOM annotations state no sums; other bracketed names are not ATOM's.
+        assert_eq!(parse("decode[bs=64 tok=64 d=64]"), None);
+        assert_eq!(parse("decode[bs=117/128 tok=117 d=117]"), None);
+        assert_eq!(parse("eager_decode[tok=1 sk=2 sqsq=1 sqsk=2]"), None);
         assert_eq!(parse("ProfilerStep#3"), None);
     }
 }
