@@ -39,6 +39,9 @@ pub struct EfficiencyReport {
     /// Of them, replays matched node by node to a captured graph, whose ops gave their
     /// kernels shapes (one call per replay and op).
     pub replays_with_shapes: u64,
+    /// Of those, replays that lost some of their graph's kernels: only the ops whose
+    /// kernels were all recorded have calls from them.
+    pub partial_replays: u64,
     /// Said when replays ran but none matched a captured graph: how to give one.
     pub replays_note: Option<&'static str>,
     /// Per op name and model parameters, by kernel time (sum) descending.
@@ -207,6 +210,7 @@ impl EfficiencyReport {
             },
             graph_replays: efficiency.graph_replays,
             replays_with_shapes: efficiency.replays_with_shapes,
+            partial_replays: efficiency.partial_replays,
             replays_note: (efficiency.graph_replays > 0 && efficiency.replays_with_shapes == 0)
                 .then_some(REPLAYS_NOTE),
             ops: efficiency.rows.iter().map(row).collect(),

@@ -72,9 +72,15 @@ fn render_notes(out: &mut String, report: &EfficiencyReport, outer: usize) {
     if let Some(note) = report.replays_note {
         let _ = writeln!(out, "{note}");
     } else if report.replays_with_shapes > 0 {
+        let partial = match report.partial_replays {
+            0 => String::new(),
+            n => {
+                format!(" ({n} lost kernels: only their ops whose kernels were all recorded count)")
+            }
+        };
         let _ = writeln!(
             out,
-            "{} of {} graph replays take their ops' shapes from a captured graph",
+            "{} of {} graph replays take their ops' shapes from a captured graph{partial}",
             report.replays_with_shapes, report.graph_replays
         );
     }

@@ -312,3 +312,80 @@ fn unfit_calls_are_counted_per_call_with_their_kernel_time() {
         "{mm}"
     );
 }
+
+/// The real SGLang decode trace with its one replay edited: `drop` of its last kernels
+/// removed, and its first two kernels of different names run in the other order.
+fn edited_replay(dir: &std::path::Path, drop: usize) -> std::path::PathBuf {
+    use crate::common::SGLANG_DECODE;
+    let mut doc: serde_json::Value =
+        serde_json::from_slice(&crate::common::gunzip(SGLANG_DECODE)).expect("JSON");
+    let events = doc["traceEvents"].as_array_mut().expect("events");
+    let launch = events
+        .iter()
+        .find(|e| e["name"] == "hipGraphLaunch")
+        .expect("a graph launch");
+    let correlation = launch["args"]["correlation"].clone();
+    let mut replayed: Vec<usize> = (0..events.len())
+        .filter(|&i| {
+            events[i]["cat"] == "kernel" && events[i]["args"]["correlation"] == correlation
+        })
+        .collect();
+    replayed.sort_by(|&a, &b| {
+        events[a]["ts"]
+            .as_f64()
+            .partial_cmp(&events[b]["ts"].as_f64())
+            .unwrap()
+    });
+    assert_eq!(replayed.len(), 544);
+    let (first, second) = (replayed[0], replayed[1]);
+    assert_ne!(events[first]["name"], events[second]["name"]);
+    let (a, b) = (events[first]["ts"].clone(), events[second]["ts"].clone());
+    (events[first]["ts"], events[second]["ts"]) = (b, a);
+    let mut gone: Vec<usize> = replayed[replayed.len() - drop..].to_vec();
+    gone.sort_unstable();
+    for index in gone.into_iter().rev() {
+        events.remove(index);
+    }
+    let path = dir.join(format!("decode_drop_{drop}.json.gz"));
+    crate::common::write_gz(&path, &serde_json::to_vec(&doc).expect("JSON"));
+    path
+}
+
+/// A replay whose kernels ran in another order than the capture's still takes its shapes
+/// (matched by name: HIP captures name every node); one that lost its last kernels gives
+/// calls only for the ops whose kernels were all recorded, and is counted as partial.
+#[test]
+fn reordered_and_partial_replays_take_shapes_by_kernel_name() {
+    use crate::common::SGLANG_CAPTURE;
+    let dir = crate::common::tempdir();
+    let efficiency = |path: &std::path::Path| {
+        let args = [
+            "analyze",
+            path.to_str().unwrap(),
+            "--capture",
+            &arg(SGLANG_CAPTURE),
+        ];
+        let doc = stepscope(args.into_iter().chain(["--json", "--no-progress"])).json();
+        doc["files"][0]["efficiency"].clone()
+    };
+    let calls = |e: &serde_json::Value, name: &str| -> u64 {
+        let rows = e["ops"].as_array().unwrap().iter();
+        rows.filter(|r| r["name"] == name)
+            .map(|r| r["count"].as_u64().unwrap())
+            .sum()
+    };
+    let reordered = efficiency(&edited_replay(dir.path(), 0));
+    assert_eq!(reordered["replays_with_shapes"], 1);
+    assert_eq!(reordered["partial_replays"], 0);
+    assert_eq!(
+        calls(&reordered, "aiter::gemm_a16w16"),
+        36 * 4,
+        "{reordered}"
+    );
+
+    let partial = efficiency(&edited_replay(dir.path(), 40));
+    assert_eq!(partial["replays_with_shapes"], 1);
+    assert_eq!(partial["partial_replays"], 1);
+    let gemms = calls(&partial, "aiter::gemm_a16w16");
+    assert!(gemms > 0 && gemms < 36 * 4, "{gemms} GEMM calls");
+}

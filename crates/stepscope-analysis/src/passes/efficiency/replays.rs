@@ -5,6 +5,14 @@
 //! replay, its kernel time the busy time of its nodes' events in that replay. Capture
 //! traces come from `--capture` or a `capture_traces/` folder beside the trace (vLLM,
 //! SGLang and ATOM write them), or are the trace's own captures.
+//!
+//! Where the capture named every node's kernel (HIP does), a replay is also matched by
+//! name when its events are not in capture order (a graph on several streams runs its
+//! branches in any order) or the first or last of them are missing (the profiling window cut
+//! the replay; at most half of it): each node takes the next unclaimed event of its kernel's
+//! name, in time order. Every event must find a node; an op with a node left without an
+//! event gets no call from that replay (its time is not known), and the replay counts as
+//! partial.
 
 use super::{Call, Pass, args, models};
 use crate::passes::capture_graphs::CapturedGraph;
@@ -79,6 +87,33 @@ impl<'a> Graph<'a> {
                 .zip(&self.names)
                 .all(|(kernel, name)| name.is_none_or(|name| name == Some(*kernel)))
     }
+
+    /// Per node, the index of the replay event that ran it (`None`: lost): in order when the
+    /// events match node by node, else by name when the capture named every node.
+    fn node_events(&self, kernels: &[NameId]) -> Option<Vec<Option<usize>>> {
+        if self.matches(kernels) {
+            return Some((0..kernels.len()).map(Some).collect());
+        }
+        // Every node named (`None` inside: a name this trace lacks, so that node was lost).
+        let named: Vec<Option<NameId>> = self.names.iter().copied().collect::<Option<_>>()?;
+        if kernels.len() > named.len() || kernels.is_empty() {
+            return None;
+        }
+        let mut by_name: FxHashMap<NameId, std::collections::VecDeque<usize>> =
+            FxHashMap::default();
+        for (index, &kernel) in kernels.iter().enumerate() {
+            by_name.entry(kernel).or_default().push_back(index);
+        }
+        let nodes: Vec<Option<usize>> = named
+            .iter()
+            .map(|name| by_name.get_mut(&(*name)?)?.pop_front())
+            .collect();
+        // Every event must have found a node of its name, and what is lost must be the start
+        // or the end of the graph, at most half of it (a replay cut by the profiling
+        // window): another, smaller graph made of kernels of this one is not its part.
+        let every_event = by_name.values().all(|left| left.is_empty());
+        (every_event && cut_at_an_end(&nodes)).then_some(nodes)
+    }
 }
 
 /// Adds one call per modelled capture op per replay matched to a captured graph.
@@ -93,7 +128,7 @@ pub(super) fn add_replay_calls(
         .filter(|c| !c.node_ops.is_empty())
         .map(|c| Graph::new(pass, c))
         .collect();
-    let mut matched: FxHashMap<Vec<NameId>, Option<usize>> = FxHashMap::default();
+    let mut matched: FxHashMap<Vec<NameId>, Option<Matched>> = FxHashMap::default();
     let mut rows: FxHashMap<RowKey, Option<usize>> = FxHashMap::default();
     let runtime = &trace.runtime;
     for call in (0..runtime.len()).filter(|&c| runtime.kind[c] == RuntimeCallKind::GraphLaunch) {
@@ -104,23 +139,53 @@ pub(super) fn add_replay_calls(
         pass.builder.graph_replays += 1;
         events.sort_by_key(|&g| (trace.gpu.start[g as usize], g));
         let kernels: Vec<NameId> = events.iter().map(|&g| trace.gpu.name[g as usize]).collect();
-        let found = *matched
+        let found = matched
             .entry(kernels)
-            .or_insert_with_key(|kernels| graphs.iter().position(|g| g.matches(kernels)));
-        let Some(index) = found else {
+            .or_insert_with_key(|kernels| match_graph(&graphs, kernels));
+        let Some((index, nodes)) = found.clone() else {
             continue;
         };
         pass.builder.replays_with_shapes += 1;
+        let lost = nodes.iter().any(Option::is_none);
+        pass.builder.partial_replays += u64::from(lost);
         let (start, end) = (runtime.start[call].as_nanos(), runtime.end(call).as_nanos());
         let iteration = pass.iterations.around(start, end).map(|(i, _)| i);
+        let in_node_order: Vec<Option<u32>> =
+            nodes.iter().map(|event| event.map(|e| events[e])).collect();
         let replay = Replay {
             index,
             graph: &graphs[index],
-            events: &events,
+            events: &in_node_order,
             iteration,
         };
         add_one_replay(pass, &replay, &mut rows);
     }
+}
+
+/// Whether the nodes that found an event are all of them, or a run from the first or to the
+/// last node holding at least half of them.
+fn cut_at_an_end(nodes: &[Option<usize>]) -> bool {
+    let kept = nodes.iter().filter(|n| n.is_some()).count();
+    let lead = nodes.iter().take_while(|n| n.is_some()).count();
+    let tail = nodes.iter().rev().take_while(|n| n.is_some()).count();
+    kept == nodes.len() || (kept * 2 >= nodes.len() && (lead == kept || tail == kept))
+}
+
+/// A replay's graph, and per node the index of its event (`None`: lost).
+type Matched = (usize, std::rc::Rc<Vec<Option<usize>>>);
+
+/// The first graph whose nodes a replay's events (kernel names in time order) match: node
+/// by node on any graph first, then by name (reordered or partial replays).
+fn match_graph(graphs: &[Graph<'_>], kernels: &[NameId]) -> Option<Matched> {
+    let exact = graphs.iter().position(|g| g.matches(kernels));
+    let (index, nodes) = match exact {
+        Some(index) => (index, graphs[index].node_events(kernels)?),
+        None => graphs
+            .iter()
+            .enumerate()
+            .find_map(|(index, g)| Some((index, g.node_events(kernels)?)))?,
+    };
+    Some((index, std::rc::Rc::new(nodes)))
 }
 
 /// A row of a replayed op: graph, op of the capture, the iteration annotation the replay
@@ -131,8 +196,8 @@ type RowKey = (usize, usize, Option<u32>);
 struct Replay<'a> {
     index: usize,
     graph: &'a Graph<'a>,
-    /// Its GPU events, in node order.
-    events: &'a [u32],
+    /// Its GPU events, in node order (`None`: the node's event was lost).
+    events: &'a [Option<u32>],
     /// The iteration annotation around its launch.
     iteration: Option<u32>,
 }
@@ -148,7 +213,14 @@ fn add_one_replay(
         if !graph.costed[op] {
             continue;
         }
-        let own: Vec<u32> = nodes.iter().map(|&node| events[node]).collect();
+        // An op whose nodes did not all run in this replay's record has no known time.
+        let Some(own) = nodes
+            .iter()
+            .map(|&node| events[node])
+            .collect::<Option<Vec<u32>>>()
+        else {
+            continue;
+        };
         let iteration = replay.iteration.filter(|_| graph.needs_iteration[op]);
         let row = *rows
             .entry((index, op, iteration))
@@ -198,4 +270,22 @@ fn replay_row(
     let name = models::normalized(&captured.name);
     pass.builder
         .row_for((name, op_args), modelled, events.len())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::cut_at_an_end;
+
+    #[test]
+    fn only_a_cut_start_or_end_of_at_most_half_is_a_partial_replay() {
+        let nodes = |kept: &str| -> Vec<Option<usize>> {
+            kept.chars().map(|c| (c == '+').then_some(0)).collect()
+        };
+        for fine in ["++++", "+++-", "++--", "--++", "-+++"] {
+            assert!(cut_at_an_end(&nodes(fine)), "{fine}");
+        }
+        for not in ["+-++", "+--+", "+---", "---+", "-++-", "----"] {
+            assert!(!cut_at_an_end(&nodes(not)), "{not}");
+        }
+    }
 }

@@ -159,6 +159,9 @@ pub struct Efficiency {
     /// Of them, replays matched node by node to a captured graph, whose ops gave their
     /// kernels shapes.
     pub replays_with_shapes: u64,
+    /// Of those, replays that lost some of their graph's kernels (matched by name): the ops
+    /// whose kernels were all recorded have calls, the others none.
+    pub partial_replays: u64,
     /// Of those, calls recorded without shapes (no `Input Dims`).
     pub calls_without_shapes: u64,
     /// Whether the trace records no host ops at all (a GPU-only trace, or a format without
@@ -191,6 +194,7 @@ pub(super) struct TableBuilder {
     calls_without_shapes: u64,
     pub(super) graph_replays: u64,
     pub(super) replays_with_shapes: u64,
+    pub(super) partial_replays: u64,
 }
 
 impl TableBuilder {
@@ -321,6 +325,7 @@ impl TableBuilder {
             unmodelled,
             graph_replays: self.graph_replays,
             replays_with_shapes: self.replays_with_shapes,
+            partial_replays: self.partial_replays,
             modelled_calls: self.modelled_calls,
             calls_without_shapes: self.calls_without_shapes,
             no_host_ops: false,
