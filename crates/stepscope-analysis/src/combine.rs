@@ -63,6 +63,7 @@ fn add_stage(sum: &mut StageSummary, part: &StageSummary) {
     sum.decided.merge(&part.decided);
     merge_rows(&mut sum.categories, &part.categories);
     merge_rows(&mut sum.kernels, &part.kernels);
+    sum.step_gpu_times.extend_from_slice(&part.step_gpu_times);
 }
 
 fn merge_rows(sum: &mut Vec<TimeRow>, part: &[TimeRow]) {

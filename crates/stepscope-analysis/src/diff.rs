@@ -13,6 +13,7 @@
 //! vanished; NEW lost 36 of 48 replays, so its decode row is refused.
 
 use crate::TraceAnalysis;
+use crate::noise::{RelativeChange, median, relative_median_change};
 use crate::passes::replay_coverage::{ReplayStatus, Verdict};
 use crate::passes::stage_breakdown::{
     StageBreakdown, StageKey, StageSummary, TimeRow, replay_stage,
@@ -111,6 +112,38 @@ pub struct StageDiff {
     pub categories: Vec<RowDiff>,
     /// Per kernel (name and category), all of them, by |delta| descending, then name.
     pub kernels: Vec<RowDiff>,
+    /// The change of the stage's GPU time per step, beyond its step-to-step noise; `None`
+    /// when a side has fewer than 2 steps with GPU work.
+    pub per_step: Option<StepChange>,
+}
+
+/// How a stage's GPU time per step changed: the medians of its steps on each side, and the
+/// relative change of the medians with its bootstrap interval ([`crate::noise`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct StepChange {
+    /// Median GPU time of a BASE step.
+    pub base_median: Duration,
+    /// Median GPU time of a NEW step.
+    pub new_median: Duration,
+    /// `new_median / base_median − 1`, with its interval and sample counts.
+    pub change: RelativeChange,
+}
+
+/// The seed of every per-step comparison, so that a diff decides the same way each time.
+const STEP_SEED: u64 = 0x5354_4550_5343_4f50;
+
+/// The per-step change of a stage between two sides' step times.
+pub fn step_change(base: &[Duration], new: &[Duration]) -> Option<StepChange> {
+    let nanos =
+        |times: &[Duration]| -> Vec<f64> { times.iter().map(|t| t.as_nanos() as f64).collect() };
+    let (base, new) = (nanos(base), nanos(new));
+    let change = relative_median_change(&base, &new, STEP_SEED)?;
+    let as_duration = |values: &[f64]| Duration::from_nanos(median(&mut values.to_vec()) as i64);
+    Some(StepChange {
+        base_median: as_duration(&base),
+        new_median: as_duration(&new),
+        change,
+    })
 }
 
 /// A stage not compared, and which sides' replays are to blame.
@@ -192,6 +225,7 @@ fn diff_stage(base: &StageSummary, new: &StageSummary, forced: Vec<Side>) -> Sta
         forced,
         categories: diff_rows(&base.categories, &new.categories),
         kernels: diff_rows(&base.kernels, &new.kernels),
+        per_step: step_change(&base.step_gpu_times, &new.step_gpu_times),
     }
 }
 

@@ -51,8 +51,14 @@ pub enum Command {
     /// steps). Other stages are always compared; `unverified` sides are compared, with a
     /// note. --force compares refused stages anyway, marked forced.
     ///
+    /// Each compared stage also gets its GPU time per step: the median step on each side and
+    /// their relative change with a 95 % bootstrap interval, so a change can be told from
+    /// step-to-step noise.
+    ///
     /// Exit codes: 0 compared; 3 a stage was refused (so a pipeline notices; --force makes
-    /// it 0); 2 bad input (a missing path, an unreadable file, a profile run with no traces).
+    /// it 0), or, with --fail-on-regression PCT, a stage's GPU time per step grew by more
+    /// than PCT % across its whole interval; 2 bad input (a missing path, an unreadable
+    /// file, a profile run with no traces).
     ///
     /// EXAMPLES:
     ///   stepscope diff before.json.gz after.json.gz
@@ -64,6 +70,8 @@ pub enum Command {
     ///   stepscope diff a.json.gz b.json.gz --top 25
     ///   # compare refused stages anyway
     ///   stepscope diff a.json.gz b.json.gz --force
+    ///   # exit 3 when a stage is slower per step by more than 5 % beyond noise
+    ///   stepscope diff a.json.gz b.json.gz --fail-on-regression 5
     #[command(verbatim_doc_comment)]
     Diff(DiffArgs),
     /// Run the built-in example: a realistic SGLang decode trace, once complete and once with

@@ -185,6 +185,10 @@ pub struct StageSummary {
     /// The GPU time of their unrecorded nodes: work that ran in what reads as idle time
     /// (see `add_missing_work`).
     pub missing_work: Range<Duration>,
+    /// Per step of this stage that ran GPU work, the sum of its events' durations, in step
+    /// order (files combined: each file's steps in turn): the step-to-step spread that
+    /// tells a change of the stage's time from noise.
+    pub step_gpu_times: Vec<Duration>,
 }
 
 /// The breakdown of one trace.
@@ -308,6 +312,8 @@ struct Accumulator {
     intervals: Vec<(u32, Timestamp, Timestamp)>,
     /// Per step: first start and last end.
     step_spans: FxHashMap<u32, (Timestamp, Timestamp)>,
+    /// Per step: the sum of its events' durations.
+    step_times: FxHashMap<u32, Duration>,
 }
 
 impl Accumulator {
@@ -322,6 +328,8 @@ impl Accumulator {
             let span = self.step_spans.entry(step).or_insert((start, end));
             span.0 = span.0.min(start);
             span.1 = span.1.max(end);
+            let time = self.step_times.entry(step).or_insert(Duration::ZERO);
+            *time = *time + gpu.duration[row];
         }
     }
 
@@ -370,6 +378,8 @@ impl Accumulator {
         let (idle_basis, window, idle_time) = self.idle(busy_time, device_busy);
         let (categories, kernels) = self.rows.rows(trace, inputs.table);
         let decided = self.rows.decided();
+        let mut step_times: Vec<(u32, Duration)> = self.step_times.into_iter().collect();
+        step_times.sort_unstable_by_key(|&(step, _)| step);
         StageSummary {
             stage,
             steps: self.steps,
@@ -384,6 +394,7 @@ impl Accumulator {
             decided,
             unrecorded_replays: 0,
             missing_work: NO_MISSING_WORK,
+            step_gpu_times: step_times.into_iter().map(|(_, time)| time).collect(),
         }
     }
 }
@@ -443,6 +454,7 @@ impl StageSummary {
             decided: DecidedTimes::default(),
             unrecorded_replays: 0,
             missing_work: NO_MISSING_WORK,
+            step_gpu_times: Vec::new(),
         }
     }
 

@@ -43,6 +43,56 @@ pub struct DiffDocument {
     pub unusable_sides: Vec<UnusableSide>,
     /// Achieved TFLOP/s and TB/s per op row both sides have (traces recorded with shapes).
     pub op_rates: super::diff_rates::OpRates,
+    /// With `--fail-on-regression PCT`: the threshold and the stages slower beyond it and
+    /// beyond noise; `null` without the flag.
+    pub regression_gate: Option<RegressionGate>,
+}
+
+/// The `--fail-on-regression` gate.
+#[derive(Debug, Clone, Serialize)]
+pub struct RegressionGate {
+    /// The minimum slowdown, in percent.
+    pub threshold_pct: f64,
+    /// Compared stages whose GPU time per step grew by more than the threshold across the
+    /// whole confidence interval (exit 3 when any).
+    pub slower: Vec<StageKey>,
+}
+
+/// A stage's GPU time per step on both sides, and its change beyond step-to-step noise.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct PerStep {
+    /// BASE steps of the stage that ran GPU work.
+    pub base_steps: usize,
+    /// NEW steps of the stage that ran GPU work.
+    pub new_steps: usize,
+    /// Median GPU time of a BASE step, µs.
+    pub base_median_us: f64,
+    /// Median GPU time of a NEW step, µs.
+    pub new_median_us: f64,
+    /// `new_median / base_median − 1`.
+    pub relative: f64,
+    /// Lower end of its bootstrap interval.
+    pub relative_low: f64,
+    /// Upper end.
+    pub relative_high: f64,
+    /// The interval's confidence (0.95).
+    pub confidence: f64,
+}
+
+impl PerStep {
+    fn new(step: &stepscope_analysis::diff::StepChange) -> Self {
+        let change = step.change;
+        PerStep {
+            base_steps: change.base_samples,
+            new_steps: change.new_samples,
+            base_median_us: micros(step.base_median),
+            new_median_us: micros(step.new_median),
+            relative: change.estimate,
+            relative_low: change.low,
+            relative_high: change.high,
+            confidence: change.confidence,
+        }
+    }
 }
 
 /// A side that cannot be compared, and why.
@@ -188,6 +238,9 @@ pub struct StageDelta {
     pub delta_us: f64,
     /// `delta / base`; `null` when base is 0.
     pub relative: Option<f64>,
+    /// GPU time per step and its change beyond step-to-step noise; `null` when a side has
+    /// fewer than 2 steps of this stage with GPU work.
+    pub per_step: Option<PerStep>,
     /// Every category on either side, by |delta| descending.
     pub categories: Vec<RowDelta>,
     /// Kernels (by name and category) on either side, by |delta| descending: the first
@@ -270,7 +323,28 @@ impl DiffDocument {
             notes,
             unusable_sides: Vec::new(),
             op_rates: super::diff_rates::OpRates::default(),
+            regression_gate: None,
         }
+    }
+
+    /// Applies `--fail-on-regression PCT`: the compared stages whose GPU time per step grew
+    /// by more than `threshold_pct` across the whole confidence interval.
+    #[must_use]
+    pub fn with_regression_gate(mut self, threshold_pct: f64) -> Self {
+        let slower = self
+            .stages
+            .iter()
+            .filter(|s| {
+                s.per_step
+                    .is_some_and(|p| p.relative_low * 100.0 > threshold_pct)
+            })
+            .map(|s| s.stage)
+            .collect();
+        self.regression_gate = Some(RegressionGate {
+            threshold_pct,
+            slower,
+        });
+        self
     }
 
     /// Records sides that cannot be compared. Without `force` no stage is compared; with
@@ -347,6 +421,7 @@ fn stage_delta(
         new: SideAmount::new(stage.new, diff.new_total),
         delta_us: micros(stage.new.time - stage.base.time),
         relative: stepscope_analysis::diff::relative(stage.base.time, stage.new.time),
+        per_step: stage.per_step.as_ref().map(PerStep::new),
         categories: rows(&stage.categories),
         kernels,
         kernels_left_out,

@@ -7,7 +7,9 @@ use super::{
 };
 use super::{completeness_text, verdict_word};
 use crate::schema::count;
-use crate::schema::diff::{DiffDocument, DiffSide, RefusedStage, RowDelta, StageDelta};
+use crate::schema::diff::{
+    DiffDocument, DiffSide, PerStep, RefusedStage, RegressionGate, RowDelta, StageDelta,
+};
 use std::fmt::Write;
 
 /// Renders a diff document.
@@ -52,6 +54,9 @@ pub fn render_diff(document: &DiffDocument, options: &TerminalOptions) -> String
         return out;
     }
     let _ = writeln!(out, "\n{}", stage_table(&document.stages, options));
+    if let Some(gate) = &document.regression_gate {
+        render_gate(&mut out, gate);
+    }
     for stage in &document.stages {
         render_stage(&mut out, stage, options);
     }
@@ -146,6 +151,9 @@ fn render_stage(out: &mut String, stage: &StageDelta, options: &TerminalOptions)
         signed_micros(stage.delta_us),
         relative_text(stage.relative, stage.new.time_us)
     );
+    if let Some(step) = &stage.per_step {
+        render_per_step(out, step);
+    }
     if let Some(reason) = &stage.forced_reason {
         let _ = writeln!(
             out,
@@ -272,6 +280,46 @@ fn one_sided(
 }
 
 /// `+0.81 ms`, `-12.0 µs`, `0.0 µs`.
+/// `per step: 10.2 ms → 12.3 ms (median of 25 → 25 steps), +20.6 % (95 % CI … ): …`.
+fn render_per_step(out: &mut String, step: &PerStep) {
+    let percent = |v: f64| format!("{:+.1} %", v * 100.0);
+    let noise = if step.relative_low > 0.0 || step.relative_high < 0.0 {
+        "beyond step-to-step noise"
+    } else {
+        "within step-to-step noise"
+    };
+    let _ = writeln!(
+        out,
+        "per step: {} → {} (median of {} → {} steps), {} ({:.0} % CI {} to {}): {noise}",
+        micros_text(step.base_median_us),
+        micros_text(step.new_median_us),
+        step.base_steps,
+        step.new_steps,
+        percent(step.relative),
+        step.confidence * 100.0,
+        percent(step.relative_low),
+        percent(step.relative_high),
+    );
+}
+
+/// The `--fail-on-regression` line: the stages it fails on, or none.
+fn render_gate(out: &mut String, gate: &RegressionGate) {
+    let threshold = gate.threshold_pct;
+    if gate.slower.is_empty() {
+        let _ = writeln!(
+            out,
+            "regression gate: no stage's GPU time per step grew by more than {threshold} % beyond noise"
+        );
+        return;
+    }
+    let stages: Vec<&str> = gate.slower.iter().map(|s| s.as_str()).collect();
+    let _ = writeln!(
+        out,
+        "REGRESSION: {} GPU time per step grew by more than {threshold} % across its whole 95 % interval (exit 3)",
+        stages.join(", ")
+    );
+}
+
 fn signed_micros(us: f64) -> String {
     if us > 0.0 {
         format!("+{}", micros_text(us))

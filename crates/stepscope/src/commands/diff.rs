@@ -41,6 +41,11 @@ pub struct DiffArgs {
     /// Compare stages anyway whose time lacks a side's unrecorded replays (marked forced).
     #[arg(long)]
     pub force: bool,
+    /// Exit 3 when a stage's GPU time per step grew by more than PCT percent beyond its
+    /// step-to-step noise: the relative change of the median step, with a 95 % bootstrap
+    /// interval over both sides' steps, is above PCT across the whole interval.
+    #[arg(long, value_name = "PCT", value_parser = parse_percent)]
+    pub fail_on_regression: Option<f64>,
     /// Also write the comparison as one self-contained HTML page: both sides' full reports
     /// as tabs, and the comparison.
     #[arg(long, value_name = "FILE")]
@@ -85,6 +90,7 @@ struct DiffSettings {
     categories: CategoryTable,
     json: bool,
     force: bool,
+    fail_on_regression: Option<f64>,
     html: Option<PathBuf>,
     top: usize,
     wide: bool,
@@ -100,6 +106,7 @@ impl DiffSettings {
             new,
             json,
             force,
+            fail_on_regression,
             html,
             no_capture_folder,
             reading,
@@ -135,6 +142,7 @@ impl DiffSettings {
             categories,
             json,
             force,
+            fail_on_regression,
             html,
             top,
             wide,
@@ -427,7 +435,10 @@ pub fn run(args: DiffArgs) -> anyhow::Result<Outcome> {
     let (Some(base), Some(new)) = (base, new) else {
         return Ok(Outcome::InputError);
     };
-    let compared = compare(base, new, settings.force, settings.top);
+    let mut compared = compare(base, new, settings.force, settings.top);
+    if let Some(threshold) = settings.fail_on_regression {
+        compared.diff = compared.diff.with_regression_gate(threshold);
+    }
     emit(&compared.diff, &settings)?;
     if let Some(path) = &settings.html {
         let title = format!(
@@ -455,12 +466,27 @@ fn emit(document: &DiffDocument, settings: &DiffSettings) -> anyhow::Result<()> 
 }
 
 /// 3 when a side or a stage was refused (a side with an unreadable file, a partial read or
-/// no GPU event; a stage lacking unrecorded replays), else 0.
+/// no GPU event; a stage lacking unrecorded replays), or a stage is slower beyond noise and
+/// `--fail-on-regression`; else 0.
 fn outcome(document: &DiffDocument) -> Outcome {
     let side_refused = !document.unusable_sides.is_empty() && !document.forced;
-    if side_refused || !document.refused.is_empty() {
+    let regressed = document
+        .regression_gate
+        .as_ref()
+        .is_some_and(|gate| !gate.slower.is_empty());
+    if side_refused || !document.refused.is_empty() || regressed {
         Outcome::VerdictFailed
     } else {
         Outcome::Success
+    }
+}
+
+/// A percentage: a finite number, at least 0.
+fn parse_percent(text: &str) -> Result<f64, String> {
+    match text.trim_end_matches('%').parse::<f64>() {
+        Ok(value) if value.is_finite() && value >= 0.0 => Ok(value),
+        _ => Err(format!(
+            "`{text}` is not a percentage (a number ≥ 0, e.g. 5 or 2.5)"
+        )),
     }
 }

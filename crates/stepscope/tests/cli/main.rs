@@ -12,6 +12,7 @@ mod csv_capture;
 mod damage_matrix;
 mod demo;
 mod diff;
+mod diff_gate;
 mod efficiency;
 mod env;
 mod exit_codes;
