@@ -18,7 +18,7 @@ use rand::rngs::ChaCha8Rng;
 use rand::{RngExt, SeedableRng};
 
 /// The relative difference of two sets' medians, with its confidence interval.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
 pub struct RelativeChange {
     /// `median(new) / median(base) − 1` on the samples as measured.
     pub estimate: f64,

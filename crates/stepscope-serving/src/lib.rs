@@ -59,6 +59,7 @@ pub mod config;
 pub mod detect;
 mod error;
 pub mod fingerprint;
+pub mod grade;
 pub mod launch;
 pub mod profile;
 pub mod render;

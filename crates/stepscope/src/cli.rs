@@ -1,7 +1,7 @@
 //! Command-line arguments. Doc comments are the help text.
 
 use crate::commands::{
-    AnalyzeArgs, BenchArgs, ConfigArgs, DemoArgs, DiffArgs, EnvArgs, ProfileArgs,
+    AnalyzeArgs, BenchArgs, ConfigArgs, DemoArgs, DiffArgs, EnvArgs, GradeArgs, ProfileArgs,
 };
 use clap::{Parser, Subcommand, ValueEnum};
 
@@ -163,6 +163,26 @@ pub enum Command {
     ///   stepscope bench --model M --json - > run.json
     #[command(verbatim_doc_comment)]
     Bench(BenchArgs),
+    /// Grade a change: KEEP, REVERT or INCONCLUSIVE, from each side's benchmark phases
+    /// (folders of `stepscope bench --json` documents, one per phase), beyond the noise
+    /// between phases.
+    ///
+    /// The decision rests on output tokens per second: the relative change of the
+    /// candidate's median phase over the base's, with a 95 % percentile-bootstrap interval
+    /// (seeded: the same phases always grade the same). KEEP when the whole interval lies
+    /// above +--min-effect; REVERT when below −--min-effect, or when the candidate breaks an
+    /// --slo the base meets; INCONCLUSIVE otherwise, with about how many phases a side would
+    /// settle it. A `stepscope profile` run is refused: profiling switches change replay
+    /// speed, so its throughput is not the server's.
+    ///
+    /// Exit codes: 0 KEEP; 3 REVERT; 5 INCONCLUSIVE; 2 bad input.
+    ///
+    /// EXAMPLES:
+    ///   stepscope grade phases/base/ phases/candidate/
+    ///   stepscope grade base/ cand/ --min-effect 5 --slo ttft_ms.p99=500
+    ///   stepscope grade base/ cand/ --json > grade.json
+    #[command(verbatim_doc_comment)]
+    Grade(GradeArgs),
     /// Profile a live server end to end: boot it from a profile config (or attach with
     /// --url), load it steadily at the config's concurrency, record each profile window
     /// through the framework's HTTP API, collect the traces, check every replay and break

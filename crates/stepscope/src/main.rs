@@ -24,6 +24,8 @@ pub enum Outcome {
     Signalled(i32),
     /// `profile`: a phase failed (server, window, collection, load); results.json says which (4).
     RunFailed,
+    /// `grade`: INCONCLUSIVE, neither KEEP nor REVERT beyond noise (5).
+    Inconclusive,
 }
 
 fn main() -> ExitCode {
@@ -35,6 +37,7 @@ fn main() -> ExitCode {
         Ok(Outcome::Interrupted) => ExitCode::from(130),
         Ok(Outcome::Signalled(signal)) => ExitCode::from(u8::try_from(128 + signal).unwrap_or(130)),
         Ok(Outcome::RunFailed) => ExitCode::from(4),
+        Ok(Outcome::Inconclusive) => ExitCode::from(5),
         Err(error) if output::is_broken_pipe(&error) => ExitCode::SUCCESS,
         Err(error) if output::is_write_failure(&error) => {
             output::print_error(&error);

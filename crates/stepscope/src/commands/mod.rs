@@ -7,6 +7,7 @@ mod config;
 mod demo;
 mod diff;
 mod env;
+mod grade;
 mod inputs;
 mod outputs;
 mod profile;
@@ -19,6 +20,7 @@ pub use config::ConfigArgs;
 pub use demo::DemoArgs;
 pub use diff::DiffArgs;
 pub use env::EnvArgs;
+pub use grade::GradeArgs;
 pub use profile::ProfileArgs;
 
 use crate::Outcome;
@@ -33,6 +35,7 @@ pub fn run(cli: Cli) -> anyhow::Result<Outcome> {
         Command::Env(args) => env::run(args),
         Command::Config(args) => config::run(args),
         Command::Bench(args) => bench::run(args),
+        Command::Grade(args) => grade::run(args),
         Command::Profile(args) => profile::run(args),
     }
 }

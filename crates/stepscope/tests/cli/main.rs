@@ -18,6 +18,7 @@ mod env;
 mod exit_codes;
 mod flags;
 mod golden;
+mod grade;
 mod help;
 mod html;
 mod install;

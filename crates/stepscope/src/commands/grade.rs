@@ -1,0 +1,102 @@
+//! `stepscope grade BASE CANDIDATE`: KEEP, REVERT or INCONCLUSIVE for a change, from each
+//! side's benchmark phases, beyond the noise between phases.
+
+use crate::Outcome;
+use crate::output;
+use clap::Args;
+use std::fmt::Write as _;
+use std::path::PathBuf;
+use stepscope_serving::grade::{Decision, Grade, Slo, grade, read_phases};
+
+/// Arguments of `stepscope grade`.
+#[derive(Debug, Args)]
+pub struct GradeArgs {
+    /// The run before the change: a folder of `stepscope bench --json` documents, one per
+    /// phase (or one document).
+    #[arg(value_name = "BASE")]
+    pub base: PathBuf,
+    /// The run with the change, as BASE.
+    #[arg(value_name = "CANDIDATE")]
+    pub candidate: PathBuf,
+    /// The smallest change of output tokens per second worth a decision, in percent.
+    #[arg(long, value_name = "PCT", default_value_t = 2.0, value_parser = parse_effect)]
+    pub min_effect: f64,
+    /// A service-level objective the candidate must keep where the base does:
+    /// METRIC.STAT=LIMIT over the median phase (ttft_ms.p99=500, tpot_ms.median=40).
+    /// Repeatable.
+    #[arg(long, value_name = "OBJECTIVE", value_parser = Slo::parse)]
+    pub slo: Vec<Slo>,
+    /// Print the grade as JSON instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `stepscope grade`.
+pub fn run(args: GradeArgs) -> anyhow::Result<Outcome> {
+    let read = |path: &PathBuf, label: &str| {
+        read_phases(path).map_err(|error| anyhow::anyhow!("{label}: {error}"))
+    };
+    let sides = read(&args.base, "BASE").and_then(|b| Ok((b, read(&args.candidate, "CANDIDATE")?)));
+    let (base, candidate) = match sides {
+        Ok(sides) => sides,
+        Err(error) => {
+            output::print_error(&error);
+            return Ok(Outcome::InputError);
+        }
+    };
+    let graded = grade(base, candidate, args.min_effect, &args.slo);
+    if args.json {
+        output::print(&(serde_json::to_string_pretty(&graded)? + "\n"))?;
+    } else {
+        output::print(&render(&graded))?;
+    }
+    Ok(match graded.decision {
+        Decision::Keep => Outcome::Success,
+        Decision::Revert => Outcome::VerdictFailed,
+        Decision::Inconclusive => Outcome::Inconclusive,
+    })
+}
+
+/// The terminal text: the decision, why, each objective, and each side's phases in order.
+fn render(graded: &Grade) -> String {
+    let mut out = String::new();
+    let word = match graded.decision {
+        Decision::Keep => "KEEP",
+        Decision::Revert => "REVERT",
+        Decision::Inconclusive => "INCONCLUSIVE",
+    };
+    let _ = writeln!(out, "{word} — {}", graded.reason);
+    if let Some(phases) = graded.phases_to_settle {
+        let _ = writeln!(out, "about {phases} phases a side would likely settle it");
+    }
+    for slo in &graded.slos {
+        let value = |v: Option<f64>| v.map_or("–".to_owned(), |v| format!("{v:.1}"));
+        let _ = writeln!(
+            out,
+            "objective {} ≤ {}: base {}, candidate {}{}",
+            slo.slo.metric,
+            slo.slo.limit,
+            value(slo.base),
+            value(slo.candidate),
+            if slo.broken { " (BROKEN)" } else { "" }
+        );
+    }
+    for (label, phases) in [("base", &graded.base), ("candidate", &graded.candidate)] {
+        let tps: Vec<String> = phases
+            .iter()
+            .map(|p| format!("{:.1}", p.output_tokens_per_s))
+            .collect();
+        let _ = writeln!(out, "{label} output tok/s by phase: {}", tps.join(", "));
+    }
+    out
+}
+
+/// A minimum effect: a finite percentage, at least 0.
+fn parse_effect(text: &str) -> Result<f64, String> {
+    match text.trim_end_matches('%').parse::<f64>() {
+        Ok(value) if value.is_finite() && value >= 0.0 => Ok(value),
+        _ => Err(format!(
+            "`{text}` is not a percentage (a number ≥ 0, e.g. 2)"
+        )),
+    }
+}

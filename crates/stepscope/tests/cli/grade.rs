@@ -1,0 +1,136 @@
+//! `stepscope grade BASE CANDIDATE` on phases saved by the real `stepscope bench` against the
+//! in-process instant server of `stepscope-test-server` (a stand-in: no model runs fast
+//! enough on these CPUs for many phases in a test): a server three times slower per token is
+//! REVERT, the same server against itself is never KEEP or REVERT, a profile run is refused.
+
+use crate::common::{Run, arg, stepscope, tempdir};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+use stepscope_test_server::{InstantServer, InstantServerOptions};
+
+/// `phases` bench runs against a server writing one token every `gap`, saved in `dir`.
+fn phases(dir: &Path, gap: Duration, phases: usize) -> PathBuf {
+    let server = InstantServer::start(InstantServerOptions::default().with_chunk_interval(gap))
+        .expect("the instant server starts");
+    std::fs::create_dir_all(dir).expect("a folder");
+    for phase in 0..phases {
+        let json = dir.join(format!("phase{phase}.json"));
+        let url = server.base_url();
+        let run = stepscope([
+            "bench",
+            "--url",
+            &url,
+            "--model",
+            "tiny",
+            "--concurrency",
+            "4",
+            "--num-prompts",
+            "16",
+            "--input-len",
+            "8",
+            "--output-len",
+            "16",
+            "--warmup",
+            "0",
+            "--json",
+            json.to_str().unwrap(),
+        ]);
+        run.expect_code(0);
+    }
+    dir.to_owned()
+}
+
+fn grade(base: &Path, candidate: &Path, extra: &[&str]) -> Run {
+    let mut args = vec!["grade".to_owned(), arg(base).to_str().unwrap().to_owned()];
+    args.push(arg(candidate).to_str().unwrap().to_owned());
+    args.extend(extra.iter().map(|e| (*e).to_owned()));
+    stepscope(args)
+}
+
+#[test]
+fn a_slower_server_is_revert_and_the_same_server_twice_is_never_decided() {
+    let dir = tempdir();
+    let fast = phases(&dir.path().join("fast"), Duration::from_millis(2), 4);
+    let again = phases(&dir.path().join("again"), Duration::from_millis(2), 4);
+    let slow = phases(&dir.path().join("slow"), Duration::from_millis(6), 4);
+
+    let slower = grade(&fast, &slow, &["--min-effect", "25", "--json"]);
+    slower.expect_code(3);
+    let doc: Value = slower.json();
+    assert_eq!(doc["decision"], "REVERT", "{doc}");
+    let change = &doc["output_throughput"];
+    assert!(change["high"].as_f64().unwrap() < -0.25, "{change}");
+    assert_eq!(doc["base"].as_array().map(Vec::len), Some(4));
+
+    let same = grade(&fast, &again, &["--min-effect", "25", "--json"]);
+    same.expect_code(5);
+    assert_eq!(same.json()["decision"], "INCONCLUSIVE");
+    // And the other way round, the faster server is KEEP, in words on the terminal.
+    let faster = grade(&slow, &fast, &["--min-effect", "25"]);
+    faster.expect_code(0);
+    assert!(
+        faster.stdout.starts_with("KEEP — output tok/s +"),
+        "{}",
+        faster.stdout
+    );
+}
+
+#[test]
+fn an_objective_the_base_meets_and_the_candidate_breaks_is_revert() {
+    let dir = tempdir();
+    let fast = phases(&dir.path().join("fast"), Duration::from_millis(2), 2);
+    let slow = phases(&dir.path().join("slow"), Duration::from_millis(6), 2);
+    // Each token takes 2 ms on the base and 6 ms on the candidate: 4 ms per output token
+    // separates them whatever the machine's load adds to both.
+    let run = grade(
+        &fast,
+        &slow,
+        &["--slo", "tpot_ms.median=4", "--min-effect", "1000"],
+    );
+    run.expect_code(3);
+    assert!(
+        run.stdout
+            .contains("the candidate breaks tpot_ms.median ≤ 4")
+            && run.stdout.contains("(BROKEN)"),
+        "{}",
+        run.stdout
+    );
+}
+
+#[test]
+fn profile_runs_missing_folders_and_bad_objectives_are_refused() {
+    let dir = tempdir();
+    let run_dir = dir.path().join("profile-run");
+    std::fs::create_dir_all(&run_dir).unwrap();
+    std::fs::write(run_dir.join("results.json"), "{}").unwrap();
+    let refused = grade(&run_dir, &run_dir, &[]);
+    refused.expect_code(2);
+    assert!(
+        refused.stderr.contains("profile runs are never graded"),
+        "{}",
+        refused.stderr
+    );
+    let empty = dir.path().join("empty");
+    std::fs::create_dir_all(&empty).unwrap();
+    let none = grade(&empty, &empty, &[]);
+    none.expect_code(2);
+    assert!(
+        none.stderr.contains("holds no bench documents"),
+        "{}",
+        none.stderr
+    );
+    std::fs::write(empty.join("x.json"), "{\"summary\": {}}").unwrap();
+    let wrong = grade(&empty, &empty, &[]);
+    wrong.expect_code(2);
+    assert!(
+        wrong
+            .stderr
+            .contains("not a `stepscope bench --json` document"),
+        "{}",
+        wrong.stderr
+    );
+    let bad = grade(&empty, &empty, &["--slo", "ttft.p99=5"]);
+    bad.expect_code(2);
+    assert!(bad.stderr.contains("is not an objective"), "{}", bad.stderr);
+}
