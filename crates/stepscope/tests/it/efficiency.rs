@@ -69,7 +69,13 @@ const CASES: &[Case] = &[
             "UnaryElementwise",
             "Reduce_fwd",
             "Normalization_fwd",
+            "CONV_fwd",
         ],
+    },
+    Case {
+        trace: "tracelens/tests/traces/torch_compile_triton/trace.json.gz",
+        capture: None,
+        csvs: &["GEMM", "SDPA_fwd"],
     },
     Case {
         trace: "tracelens/tests/traces/inference/sglang_prefilldecode/sglang_Qwen3-8B_prefilldecode.json.gz",
@@ -84,7 +90,9 @@ const CASES: &[Case] = &[
         ],
     },
     // Graph-replayed decode: every per-layer op's kernels were replayed, their shapes come
-    // from the capture trace.
+    // from the capture trace. (The vLLM traces' MoE_unfused_fwd.csv is left out: TraceLens
+    // builds those rows from pseudo-ops it makes of vLLM's fused-MoE kernels, and MoE has no
+    // model here yet.)
     Case {
         trace: "tracelens/tests/traces/inference/sglang_decode/sglang_Qwen3-8B_decode.json.gz",
         capture: Some(
@@ -133,6 +141,7 @@ fn csv_dir(trace: &str) -> String {
         "h100" => H100.to_owned(),
         "mi300" if trace.contains("owlv2") => OWL.to_owned(),
         "mi300" => MI300.to_owned(),
+        "torch_compile_triton" => "torch_compile_triton/trace_perf_report_csvs".to_owned(),
         other => format!("{other}/perf_csvs"),
     }
 }
@@ -237,7 +246,8 @@ fn op_rows_equal_tracelens_reference_csvs() {
     for case in CASES {
         let tally = check_case(case, &table);
         let trace = case.trace;
-        assert!(tally.total > 10, "{trace}: reference rows read");
+        // The CSVs were found and read (the smallest case, torch.compile's, has 4 rows).
+        assert!(tally.total >= 4, "{trace}: reference rows read");
         // Most rows hold the same calls on both sides, so their rates are compared too.
         assert!(
             tally.rates * 2 > tally.total,
