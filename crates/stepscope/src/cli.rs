@@ -175,12 +175,19 @@ pub enum Command {
     /// settle it. A `stepscope profile` run is refused: profiling switches change replay
     /// speed, so its throughput is not the server's.
     ///
+    /// Given two running servers' URLs, it runs the phases itself (the load flags), one at a
+    /// time in the order A B B A, grades after every pair once each side has --min-phases,
+    /// and stops at the first KEEP or REVERT or after --max-phases a side; the phases and
+    /// grade.json are saved under --out.
+    ///
     /// Exit codes: 0 KEEP; 3 REVERT; 5 INCONCLUSIVE; 2 bad input.
     ///
     /// EXAMPLES:
     ///   stepscope grade phases/base/ phases/candidate/
     ///   stepscope grade base/ cand/ --min-effect 5 --slo ttft_ms.p99=500
     ///   stepscope grade base/ cand/ --json > grade.json
+    ///   # live: two running servers
+    ///   stepscope grade http://a:8000 http://b:8000 --out run/ --concurrency 32
     #[command(verbatim_doc_comment)]
     Grade(GradeArgs),
     /// Profile a live server end to end: boot it from a profile config (or attach with

@@ -29,10 +29,49 @@ pub struct GradeArgs {
     /// Print the grade as JSON instead of text.
     #[arg(long)]
     pub json: bool,
+    /// Live (two URLs): the run directory for every phase's bench document and the grade
+    /// (default `grade-<unix seconds>`).
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Live: phases a side before the first grading.
+    #[arg(long, value_name = "N", default_value_t = 3, value_parser = clap::value_parser!(u32).range(2..))]
+    pub min_phases: u32,
+    /// Live: the budget, phases a side; the grade at the end of it is final.
+    #[arg(long, value_name = "N", default_value_t = 12, value_parser = clap::value_parser!(u32).range(2..))]
+    pub max_phases: u32,
+    /// Live: the model (default: each server's first in `GET /v1/models`).
+    #[arg(long)]
+    pub model: Option<String>,
+    /// Live: requests in flight in each phase.
+    #[arg(long, value_name = "N", default_value_t = 16)]
+    pub concurrency: u32,
+    /// Live: measured requests a phase.
+    #[arg(long, value_name = "N", default_value_t = 128)]
+    pub num_prompts: u32,
+    /// Live: prompt tokens a request.
+    #[arg(long, value_name = "N", default_value_t = 256)]
+    pub input_len: u32,
+    /// Live: output tokens a request.
+    #[arg(long, value_name = "N", default_value_t = 128)]
+    pub output_len: u32,
+    /// Live: unmeasured requests before each phase.
+    #[arg(long, value_name = "N", default_value_t = 4)]
+    pub warmup: u32,
 }
 
 /// `stepscope grade`.
 pub fn run(args: GradeArgs) -> anyhow::Result<Outcome> {
+    let live = [&args.base, &args.candidate].map(|side| super::grade_live::is_url(side));
+    match live {
+        [true, true] => return super::grade_live::run(&args),
+        [false, false] => {}
+        _ => {
+            output::print_error(&anyhow::anyhow!(
+                "grade takes two URLs (live) or two folders of bench documents, not one of each\nhint: save the live side's phases with `stepscope bench --json` first"
+            ));
+            return Ok(Outcome::InputError);
+        }
+    }
     let read = |path: &PathBuf, label: &str| {
         read_phases(path).map_err(|error| anyhow::anyhow!("{label}: {error}"))
     };
@@ -45,10 +84,15 @@ pub fn run(args: GradeArgs) -> anyhow::Result<Outcome> {
         }
     };
     let graded = grade(base, candidate, args.min_effect, &args.slo);
-    if args.json {
-        output::print(&(serde_json::to_string_pretty(&graded)? + "\n"))?;
+    finish(&graded, args.json)
+}
+
+/// Prints the grade (text or JSON) and gives its exit outcome.
+pub fn finish(graded: &Grade, json: bool) -> anyhow::Result<Outcome> {
+    if json {
+        output::print(&(serde_json::to_string_pretty(graded)? + "\n"))?;
     } else {
-        output::print(&render(&graded))?;
+        output::print(&render(graded))?;
     }
     Ok(match graded.decision {
         Decision::Keep => Outcome::Success,

@@ -8,6 +8,7 @@ mod demo;
 mod diff;
 mod env;
 mod grade;
+mod grade_live;
 mod inputs;
 mod outputs;
 mod profile;

@@ -134,3 +134,81 @@ fn profile_runs_missing_folders_and_bad_objectives_are_refused() {
     bad.expect_code(2);
     assert!(bad.stderr.contains("is not an objective"), "{}", bad.stderr);
 }
+
+/// Live phases against two running servers, saved in `out`.
+fn live(base: &InstantServer, candidate: &InstantServer, out: &Path, phases: &str) -> Run {
+    stepscope([
+        "grade",
+        &base.base_url(),
+        &candidate.base_url(),
+        "--out",
+        out.to_str().unwrap(),
+        "--min-phases",
+        "2",
+        "--max-phases",
+        phases,
+        "--min-effect",
+        "25",
+        "--model",
+        "tiny",
+        "--concurrency",
+        "4",
+        "--num-prompts",
+        "16",
+        "--input-len",
+        "8",
+        "--output-len",
+        "16",
+        "--warmup",
+        "0",
+        "--json",
+    ])
+}
+
+fn server(gap_ms: u64) -> InstantServer {
+    let options =
+        InstantServerOptions::default().with_chunk_interval(Duration::from_millis(gap_ms));
+    InstantServer::start(options).expect("the instant server starts")
+}
+
+#[test]
+fn live_phases_alternate_stop_when_decided_and_grade_the_same_offline() {
+    let dir = tempdir();
+    let (fast, slow) = (server(2), server(6));
+    let out = dir.path().join("run");
+    let run = live(&fast, &slow, &out, "6");
+    run.expect_code(3);
+    let doc = run.json();
+    assert_eq!(doc["decision"], "REVERT", "{doc}");
+    // Decided at the first grading: 2 phases a side, not the budget of 6.
+    let count = |side: &str| std::fs::read_dir(out.join(side)).unwrap().count();
+    assert_eq!((count("base"), count("candidate")), (2, 2));
+    let saved: Value = serde_json::from_slice(&std::fs::read(out.join("grade.json")).unwrap())
+        .expect("grade.json");
+    assert_eq!(saved, doc);
+    let offline = grade(
+        &out.join("base"),
+        &out.join("candidate"),
+        &["--min-effect", "25", "--json"],
+    );
+    offline.expect_code(3);
+    let offline = offline.json();
+    assert_eq!(offline["decision"], doc["decision"]);
+    assert_eq!(offline["output_throughput"], doc["output_throughput"]);
+}
+
+#[test]
+fn live_against_the_same_server_spends_the_budget_and_stays_inconclusive() {
+    let dir = tempdir();
+    let same = server(2);
+    let out = dir.path().join("aa");
+    let run = live(&same, &same, &out, "3");
+    run.expect_code(5);
+    assert_eq!(run.json()["decision"], "INCONCLUSIVE");
+    let count = |side: &str| std::fs::read_dir(out.join(side)).unwrap().count();
+    assert_eq!((count("base"), count("candidate")), (3, 3));
+    // One URL and one folder is refused.
+    let mixed = grade(Path::new(&same.base_url()), &out.join("base"), &[]);
+    mixed.expect_code(2);
+    assert!(mixed.stderr.contains("not one of each"), "{}", mixed.stderr);
+}
