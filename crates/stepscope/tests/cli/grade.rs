@@ -79,10 +79,10 @@ fn a_slower_server_is_revert_and_the_same_server_twice_is_never_decided() {
 #[test]
 fn an_objective_the_base_meets_and_the_candidate_breaks_is_revert() {
     let dir = tempdir();
-    let fast = phases(&dir.path().join("fast"), Duration::from_millis(2), 2);
-    let slow = phases(&dir.path().join("slow"), Duration::from_millis(6), 2);
-    // Each token takes 2 ms on the base and 6 ms on the candidate: 4 ms per output token
-    // separates them whatever the machine's load adds to both.
+    let fast = phases(&dir.path().join("fast"), Duration::from_millis(1), 2);
+    let slow = phases(&dir.path().join("slow"), Duration::from_millis(8), 2);
+    // Each token takes 1 ms on the base and 8 ms on the candidate: 4 ms per output token
+    // separates them with room for what a loaded machine adds to both.
     let run = grade(
         &fast,
         &slow,
