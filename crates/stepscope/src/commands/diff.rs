@@ -481,8 +481,8 @@ fn outcome(document: &DiffDocument) -> Outcome {
     }
 }
 
-/// A percentage: a finite number, at least 0.
-fn parse_percent(text: &str) -> Result<f64, String> {
+/// A percentage: a finite number, at least 0 (`--fail-on-regression`, `grade --min-effect`).
+pub(super) fn parse_percent(text: &str) -> Result<f64, String> {
     match text.trim_end_matches('%').parse::<f64>() {
         Ok(value) if value.is_finite() && value >= 0.0 => Ok(value),
         _ => Err(format!(

@@ -19,7 +19,7 @@ pub struct GradeArgs {
     #[arg(value_name = "CANDIDATE")]
     pub candidate: PathBuf,
     /// The smallest change of output tokens per second worth a decision, in percent.
-    #[arg(long, value_name = "PCT", default_value_t = 2.0, value_parser = parse_effect)]
+    #[arg(long, value_name = "PCT", default_value_t = 2.0, value_parser = super::diff::parse_percent)]
     pub min_effect: f64,
     /// A service-level objective the candidate must keep where the base does:
     /// METRIC.STAT=LIMIT over the median phase (ttft_ms.p99=500, tpot_ms.median=40).
@@ -133,14 +133,4 @@ fn render(graded: &Grade) -> String {
         let _ = writeln!(out, "{label} output tok/s by phase: {}", tps.join(", "));
     }
     out
-}
-
-/// A minimum effect: a finite percentage, at least 0.
-fn parse_effect(text: &str) -> Result<f64, String> {
-    match text.trim_end_matches('%').parse::<f64>() {
-        Ok(value) if value.is_finite() && value >= 0.0 => Ok(value),
-        _ => Err(format!(
-            "`{text}` is not a percentage (a number ≥ 0, e.g. 2)"
-        )),
-    }
 }

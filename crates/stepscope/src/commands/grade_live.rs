@@ -51,9 +51,10 @@ pub fn run(args: &GradeArgs) -> anyhow::Result<Outcome> {
         let phase = out
             .join(name)
             .join(format!("phase{:02}.json", counts[side]));
-        run_phase(&runtime, &options(args, &url.to_string_lossy()), &phase)?;
+        let tps = run_phase(&runtime, &options(args, &url.to_string_lossy()), &phase)?;
         counts[side] += 1;
-        eprintln_phase(name, counts[side], &phase);
+        let line = format!("phase {} of {name}: {tps:.1} output tok/s\n", counts[side]);
+        let _ = std::io::Write::write_all(&mut std::io::stderr().lock(), line.as_bytes());
         let paired = index % 2 == 1;
         if paired && counts.iter().all(|&n| n >= args.min_phases as usize) {
             let current = grade_dir(&out, args)?;
@@ -75,12 +76,12 @@ pub fn run(args: &GradeArgs) -> anyhow::Result<Outcome> {
     finish(&graded, args.json)
 }
 
-/// One phase, its document saved at `path`.
+/// One phase, its document saved at `path`; its output tokens per second.
 fn run_phase(
     runtime: &tokio::runtime::Runtime,
     options: &BenchOptions,
     path: &Path,
-) -> anyhow::Result<()> {
+) -> anyhow::Result<f64> {
     let progress = BenchProgress::default();
     let clock = MonotonicClock::new();
     let report = runtime
@@ -94,7 +95,7 @@ fn run_phase(
     stepscope_report::atomic::write_with(path, |writer| {
         report.write_json(writer).map_err(std::io::Error::from)
     })?;
-    Ok(())
+    Ok(report.summary.throughput.output_tokens_per_s)
 }
 
 fn grade_dir(out: &Path, args: &GradeArgs) -> anyhow::Result<Grade> {
@@ -105,16 +106,6 @@ fn grade_dir(out: &Path, args: &GradeArgs) -> anyhow::Result<Grade> {
         args.min_effect,
         &args.slo,
     ))
-}
-
-/// `phase 3 of candidate: 1234.5 output tok/s` on stderr.
-fn eprintln_phase(name: &str, number: usize, path: &Path) {
-    let tps = read_phases(path)
-        .ok()
-        .and_then(|phases| phases.first().map(|p| p.output_tokens_per_s));
-    let tps = tps.map_or("–".to_owned(), |v| format!("{v:.1}"));
-    let line = format!("phase {number} of {name}: {tps} output tok/s\n");
-    let _ = std::io::Write::write_all(&mut std::io::stderr().lock(), line.as_bytes());
 }
 
 /// `grade-<unix seconds>` in the current folder.

@@ -9,34 +9,39 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 use stepscope_test_server::{InstantServer, InstantServerOptions};
 
+/// The load of every phase: small, so that many phases fit in a test.
+const LOAD: [&str; 12] = [
+    "--model",
+    "tiny",
+    "--concurrency",
+    "4",
+    "--num-prompts",
+    "16",
+    "--input-len",
+    "8",
+    "--output-len",
+    "16",
+    "--warmup",
+    "0",
+];
+
+/// A server writing one token every `gap`.
+fn server(gap: Duration) -> InstantServer {
+    let options = InstantServerOptions::default().with_chunk_interval(gap);
+    InstantServer::start(options).expect("the instant server starts")
+}
+
 /// `phases` bench runs against a server writing one token every `gap`, saved in `dir`.
 fn phases(dir: &Path, gap: Duration, phases: usize) -> PathBuf {
-    let server = InstantServer::start(InstantServerOptions::default().with_chunk_interval(gap))
-        .expect("the instant server starts");
+    let server = server(gap);
     std::fs::create_dir_all(dir).expect("a folder");
     for phase in 0..phases {
         let json = dir.join(format!("phase{phase}.json"));
         let url = server.base_url();
-        let run = stepscope([
-            "bench",
-            "--url",
-            &url,
-            "--model",
-            "tiny",
-            "--concurrency",
-            "4",
-            "--num-prompts",
-            "16",
-            "--input-len",
-            "8",
-            "--output-len",
-            "16",
-            "--warmup",
-            "0",
-            "--json",
-            json.to_str().unwrap(),
-        ]);
-        run.expect_code(0);
+        let mut args = vec!["bench", "--url", &url];
+        args.extend(LOAD);
+        args.extend(["--json", json.to_str().unwrap()]);
+        stepscope(args).expect_code(0);
     }
     dir.to_owned()
 }
@@ -137,44 +142,28 @@ fn profile_runs_missing_folders_and_bad_objectives_are_refused() {
 
 /// Live phases against two running servers, saved in `out`.
 fn live(base: &InstantServer, candidate: &InstantServer, out: &Path, phases: &str) -> Run {
-    stepscope([
-        "grade",
-        &base.base_url(),
-        &candidate.base_url(),
-        "--out",
-        out.to_str().unwrap(),
+    let (base, candidate) = (base.base_url(), candidate.base_url());
+    let mut args = vec!["grade", &base, &candidate, "--out", out.to_str().unwrap()];
+    args.extend([
         "--min-phases",
         "2",
         "--max-phases",
         phases,
         "--min-effect",
         "25",
-        "--model",
-        "tiny",
-        "--concurrency",
-        "4",
-        "--num-prompts",
-        "16",
-        "--input-len",
-        "8",
-        "--output-len",
-        "16",
-        "--warmup",
-        "0",
-        "--json",
-    ])
-}
-
-fn server(gap_ms: u64) -> InstantServer {
-    let options =
-        InstantServerOptions::default().with_chunk_interval(Duration::from_millis(gap_ms));
-    InstantServer::start(options).expect("the instant server starts")
+    ]);
+    args.extend(LOAD);
+    args.push("--json");
+    stepscope(args)
 }
 
 #[test]
 fn live_phases_alternate_stop_when_decided_and_grade_the_same_offline() {
     let dir = tempdir();
-    let (fast, slow) = (server(2), server(6));
+    let (fast, slow) = (
+        server(Duration::from_millis(2)),
+        server(Duration::from_millis(6)),
+    );
     let out = dir.path().join("run");
     let run = live(&fast, &slow, &out, "6");
     run.expect_code(3);
@@ -200,7 +189,7 @@ fn live_phases_alternate_stop_when_decided_and_grade_the_same_offline() {
 #[test]
 fn live_against_the_same_server_spends_the_budget_and_stays_inconclusive() {
     let dir = tempdir();
-    let same = server(2);
+    let same = server(Duration::from_millis(2));
     let out = dir.path().join("aa");
     let run = live(&same, &same, &out, "3");
     run.expect_code(5);
