@@ -13,7 +13,7 @@
 //! vanished; NEW lost 36 of 48 replays, so its decode row is refused.
 
 use crate::TraceAnalysis;
-use crate::noise::{RelativeChange, median, relative_median_change};
+use crate::noise::{CONFIDENCE, RelativeChange, median, relative_change};
 use crate::passes::replay_coverage::{ReplayStatus, Verdict};
 use crate::passes::stage_breakdown::{
     StageBreakdown, StageKey, StageSummary, TimeRow, replay_stage,
@@ -118,26 +118,33 @@ pub struct StageDiff {
 }
 
 /// How a stage's GPU time per step changed: the medians of its steps on each side, and the
-/// relative change of the medians with its bootstrap interval ([`crate::noise`]).
+/// relative shift between the sides with its confidence interval ([`crate::noise`]).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct StepChange {
     /// Median GPU time of a BASE step.
     pub base_median: Duration,
     /// Median GPU time of a NEW step.
     pub new_median: Duration,
-    /// `new_median / base_median − 1`, with its interval and sample counts.
+    /// The typical ratio of a NEW step's time to a BASE step's, minus one, with its interval
+    /// and sample counts.
     pub change: RelativeChange,
 }
 
-/// The seed of every per-step comparison, so that a diff decides the same way each time.
-const STEP_SEED: u64 = 0x5354_4550_5343_4f50;
-
-/// The per-step change of a stage between two sides' step times.
+/// The per-step change of a stage between two sides' step times. A step whose events all
+/// lasted 0 ns (a damaged trace) has no time to compare and is left out.
 pub fn step_change(base: &[Duration], new: &[Duration]) -> Option<StepChange> {
-    let nanos =
-        |times: &[Duration]| -> Vec<f64> { times.iter().map(|t| t.as_nanos() as f64).collect() };
+    let nanos = |times: &[Duration]| -> Vec<f64> {
+        times
+            .iter()
+            .filter(|t| **t > Duration::ZERO)
+            .map(|t| t.as_nanos() as f64)
+            .collect()
+    };
     let (base, new) = (nanos(base), nanos(new));
-    let change = relative_median_change(&base, &new, STEP_SEED)?;
+    if base.len() < 2 || new.len() < 2 {
+        return None;
+    }
+    let change = relative_change(&base, &new, CONFIDENCE)?;
     let as_duration = |values: &[f64]| Duration::from_nanos(median(&mut values.to_vec()) as i64);
     Some(StepChange {
         base_median: as_duration(&base),

@@ -29,6 +29,7 @@
 
 pub mod atomic;
 pub mod csv;
+pub mod grade_page;
 pub mod html;
 pub mod json;
 pub mod kernel_id;

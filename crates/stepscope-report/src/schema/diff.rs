@@ -69,11 +69,11 @@ pub struct PerStep {
     pub base_median_us: f64,
     /// Median GPU time of a NEW step, µs.
     pub new_median_us: f64,
-    /// `new_median / base_median − 1`.
+    /// The typical ratio of a NEW step's time to a BASE step's, minus one (Hodges–Lehmann).
     pub relative: f64,
-    /// Lower end of its bootstrap interval.
+    /// Lower end of its interval (`null` with too few steps for the confidence).
     pub relative_low: f64,
-    /// Upper end.
+    /// Upper end (`null` likewise).
     pub relative_high: f64,
     /// The interval's confidence (0.95).
     pub confidence: f64,

@@ -283,22 +283,29 @@ fn one_sided(
 /// `per step: 10.2 ms → 12.3 ms (median of 25 → 25 steps), +20.6 % (95 % CI … ): …`.
 fn render_per_step(out: &mut String, step: &PerStep) {
     let percent = |v: f64| format!("{:+.1} %", v * 100.0);
-    let noise = if step.relative_low > 0.0 || step.relative_high < 0.0 {
-        "beyond step-to-step noise"
+    let confidence = step.confidence * 100.0;
+    let interval = if step.relative_low.is_finite() && step.relative_high.is_finite() {
+        let noise = if step.relative_low > 0.0 || step.relative_high < 0.0 {
+            "beyond step-to-step noise"
+        } else {
+            "within step-to-step noise"
+        };
+        format!(
+            "({confidence:.0} % CI {} to {}): {noise}",
+            percent(step.relative_low),
+            percent(step.relative_high)
+        )
     } else {
-        "within step-to-step noise"
+        format!("(too few steps for a {confidence:.0} % interval: 4 a side at least)")
     };
     let _ = writeln!(
         out,
-        "per step: {} → {} (median of {} → {} steps), {} ({:.0} % CI {} to {}): {noise}",
+        "per step: {} → {} (median of {} → {} steps), {} {interval}",
         micros_text(step.base_median_us),
         micros_text(step.new_median_us),
         step.base_steps,
         step.new_steps,
         percent(step.relative),
-        step.confidence * 100.0,
-        percent(step.relative_low),
-        percent(step.relative_high),
     );
 }
 

@@ -7,12 +7,12 @@
 //! ([`RunRecord`]) current after every phase; analysing the collected traces is the
 //! caller's (the binary runs them through the same code as `stepscope analyze`).
 
-mod escaped;
+pub(crate) mod escaped;
 mod interrupt;
 mod load;
 pub mod record;
-mod rundir;
-mod server_phase;
+pub(crate) mod rundir;
+pub(crate) mod server_phase;
 mod steps;
 mod throughput;
 mod window;

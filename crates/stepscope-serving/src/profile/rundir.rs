@@ -133,7 +133,7 @@ impl RunDir {
     }
 }
 
-fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), RunDirError> {
+pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), RunDirError> {
     let error = |source| RunDirError {
         path: path.to_owned(),
         source,

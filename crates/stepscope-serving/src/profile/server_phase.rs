@@ -83,24 +83,10 @@ impl Session {
         progress: &mut dyn FnMut(&str),
     ) -> Result<Self, ProfileError> {
         let config = &file.config;
-        let url = local_url(config);
         run.phase(&format!("boot {name}"))?;
-        if let Some(answer) = answers(&url) {
-            return Err(ProfileError::Refused(format!(
-                "Something already answers at {url} ({answer}): stepscope boots its own server there\nhint: stop it first; if a run of this config left it running (--keep-server), attach with `stepscope profile {} --url {url}`",
-                file.path.display()
-            )));
-        }
-        let launch_plan = LaunchPlan::from_config(config);
         let log = run.path(&format!("{name}.log"));
-        progress(&format!(
-            "booting the {} server: {}",
-            config.framework,
-            launch_plan.argv.join(" ")
-        ));
-        let mut server = ManagedServer::start(&ServerLaunch::from_plan(&launch_plan, &log))?;
+        let (mut server, url) = start_server(file, &log, interrupt, progress)?;
         let group = server.group_id();
-        interrupt.guard(group);
         let fingerprint = Fingerprint::of(config);
         let baseline = name != "server";
         if !baseline {
@@ -117,22 +103,9 @@ impl Session {
             stop: Some("running".to_owned()),
             still_running_pid: None,
         };
-        progress(&format!(
-            "waiting for the server at {url} (log {})",
-            log.display()
-        ));
-        let ready = match wait_ready(&mut server, &url, plan.timeouts.ready, interrupt) {
-            Ok(ready) => ready,
-            Err(error) => return Err(escaped_at_boot(error, &url)),
-        };
+        let ready = await_ready(&mut server, &url, plan.timeouts.ready, interrupt, progress)?;
         record.served_model = Some(ready.1.clone());
         record.ready_s = Some(ready.0.as_secs_f64());
-        progress(&format!(
-            "server ready in {:.1} s, serving {}",
-            ready.0.as_secs_f64(),
-            // The server names its model: shown with control characters escaped.
-            stepscope_model::text::escape_controls(&ready.1)
-        ));
         Ok(Session {
             managed: Some(server),
             url,
@@ -178,14 +151,9 @@ impl Session {
             write_server_json(run, &self.url, &self.fingerprint, group, true)?;
             "kept".to_owned()
         } else {
-            let mut server = server;
-            let outcome = server.stop(self.grace);
-            interrupt.release(group);
-            escaped = super::escaped::still_running(&self.url);
-            match escaped {
-                Some(_) => "still-running".to_owned(),
-                None => outcome.as_str().to_owned(),
-            }
+            let (outcome, still) = stop_server(server, &self.url, self.grace, interrupt);
+            escaped = still;
+            outcome
         };
         self.record.stop = Some(outcome);
         self.record.still_running_pid = escaped.and_then(|e| e.pid);
@@ -207,6 +175,74 @@ impl Session {
     }
 }
 
+/// Starts `file`'s server with its output in `log`: refused when something already answers
+/// at its port (so an earlier run's server is never measured by mistake); the group is
+/// guarded by `interrupt` from here on.
+pub(crate) fn start_server(
+    file: &ConfigFile,
+    log: &Path,
+    interrupt: &Interrupt,
+    progress: &mut dyn FnMut(&str),
+) -> Result<(ManagedServer, String), ProfileError> {
+    let config = &file.config;
+    let url = local_url(config);
+    if let Some(answer) = answers(&url) {
+        return Err(ProfileError::Refused(format!(
+            "Something already answers at {url} ({answer}): stepscope boots its own server there\nhint: stop it first; if a run of this config left it running (--keep-server), attach with `stepscope profile {} --url {url}`",
+            file.path.display()
+        )));
+    }
+    let launch_plan = LaunchPlan::from_config(config);
+    progress(&format!(
+        "booting the {} server: {}",
+        config.framework,
+        launch_plan.argv.join(" ")
+    ));
+    let server = ManagedServer::start(&ServerLaunch::from_plan(&launch_plan, log))?;
+    interrupt.guard(server.group_id());
+    Ok((server, url))
+}
+
+/// Waits until the started server answers a completion: how long it took, and its model.
+pub(crate) fn await_ready(
+    server: &mut ManagedServer,
+    url: &str,
+    timeout: Duration,
+    interrupt: &Interrupt,
+    progress: &mut dyn FnMut(&str),
+) -> Result<(Duration, String), ProfileError> {
+    progress(&format!(
+        "waiting for the server at {url} (log {})",
+        server.log_path().display()
+    ));
+    let ready = wait_ready(server, url, timeout, interrupt).map_err(|e| escaped_at_boot(e, url))?;
+    progress(&format!(
+        "server ready in {:.1} s, serving {}",
+        ready.0.as_secs_f64(),
+        // The server names its model: shown with control characters escaped.
+        stepscope_model::text::escape_controls(&ready.1)
+    ));
+    Ok(ready)
+}
+
+/// Stops a started server with everything it spawned: how (`stopped`, `killed`, …, or
+/// `still-running` when its port still answers after its group is gone), and who still
+/// listens there in that case.
+pub(crate) fn stop_server(
+    mut server: ManagedServer,
+    url: &str,
+    grace: Duration,
+    interrupt: &Interrupt,
+) -> (String, Option<super::escaped::StillRunning>) {
+    let group = server.group_id();
+    let outcome = server.stop(grace);
+    interrupt.release(group);
+    match super::escaped::still_running(url) {
+        Some(still) => ("still-running".to_owned(), Some(still)),
+        None => (outcome.as_str().to_owned(), None),
+    }
+}
+
 /// A boot whose launcher exited before the server was ready: when a server answers on its
 /// port soon after, the launcher daemonised it out of the group (`setsid … &` and exit), and
 /// it runs on unmanaged: said, with the process on the port, rather than "exited".
@@ -224,7 +260,7 @@ fn escaped_at_boot(error: ProfileError, url: &str) -> ProfileError {
 }
 
 /// What to say about a server that outlived its stop.
-fn still_running_message(url: &str, still: super::escaped::StillRunning) -> String {
+pub(crate) fn still_running_message(url: &str, still: super::escaped::StillRunning) -> String {
     let who = match still.pid {
         Some(pid) => format!("process {pid} listens on port {}", still.port),
         None => format!(

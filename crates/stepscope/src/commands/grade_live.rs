@@ -1,117 +1,199 @@
-//! `stepscope grade URL URL`: benchmark phases against two running servers, one at a time in
-//! the order A B B A (repeated), so that drift over the run weighs on both sides alike;
-//! after every pair, once each side has `--min-phases`, the phases are graded, and the run
-//! stops at the first KEEP or REVERT or at `--max-phases` a side. Every phase's `bench
-//! --json` document is saved in the run directory (`base/`, `candidate/`) and the grade in
-//! `grade.json`, so `stepscope grade DIR/base DIR/candidate` grades the same phases offline.
+//! `stepscope grade` with live sides: each a running server's URL or a baseline config that
+//! stepscope boots. The library runs the phases (A B B A, graded where the phases a side
+//! double, stopped at the first KEEP or REVERT or at the budget) into a run directory; this
+//! command resolves the sides and the load, shows progress, writes the HTML report and
+//! prints the grade.
 
-use super::grade::{GradeArgs, finish};
+use super::grade::{GradeArgs, finish, settings};
+use super::profile::lines::PhaseLines;
 use crate::Outcome;
-use anyhow::Context as _;
+use crate::output;
+use anyhow::{Context as _, bail};
 use std::path::{Path, PathBuf};
-use stepscope_load::{BenchOptions, BenchProgress, MonotonicClock, run_benchmark};
-use stepscope_serving::grade::{Decision, Grade, grade, read_phases};
+use std::time::Duration;
+use stepscope_load::BenchOptions;
+use stepscope_serving::grade::live::{LivePlan, LiveRun, SideSource, default_out, run_live};
+use stepscope_serving::profile::{Interrupt, Timeouts, attach_fingerprint};
+use stepscope_serving::{ConfigKind, LoadSettings, load_config};
 
-/// Whether a side is a running server's URL.
-pub fn is_url(side: &Path) -> bool {
+/// Whether a side is run live: a URL, or a config file (`.yaml`, `.yml`).
+pub fn is_live(side: &Path) -> bool {
+    is_url(side) || is_config(side)
+}
+
+fn is_url(side: &Path) -> bool {
     let text = side.to_string_lossy();
     text.starts_with("http://") || text.starts_with("https://")
 }
 
-/// The load each phase runs.
-fn options(args: &GradeArgs, url: &str) -> BenchOptions {
-    let mut options = BenchOptions::default();
-    options.base_url = url.to_owned();
-    options.model = args.model.clone().unwrap_or_default();
-    options.concurrency = args.concurrency as usize;
-    options.num_prompts = args.num_prompts as usize;
-    options.input_len = args.input_len as usize;
-    options.output_len = args.output_len as usize;
-    options.warmup = args.warmup as usize;
-    options
+fn is_config(side: &Path) -> bool {
+    side.extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("yaml") || e.eq_ignore_ascii_case("yml"))
 }
 
-/// Runs the alternating phases and grades them.
+/// Runs the live grading.
 pub fn run(args: &GradeArgs) -> anyhow::Result<Outcome> {
-    let out = args.out.clone().unwrap_or_else(default_dir);
-    let sides = [("base", &args.base), ("candidate", &args.candidate)];
-    for (name, _) in sides {
-        fs_err::create_dir_all(out.join(name))?;
-    }
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .context("Failed to start the async runtime")?;
-    let mut graded: Option<Grade> = None;
-    let mut counts = [0usize; 2];
-    for index in 0..2 * args.max_phases {
-        // A B B A: pairs alternate which side goes first.
-        let side = usize::from((index % 4 == 1) || (index % 4 == 2));
-        let (name, url) = sides[side];
-        let phase = out
-            .join(name)
-            .join(format!("phase{:02}.json", counts[side]));
-        let tps = run_phase(&runtime, &options(args, &url.to_string_lossy()), &phase)?;
-        counts[side] += 1;
-        let line = format!("phase {} of {name}: {tps:.1} output tok/s\n", counts[side]);
-        let _ = std::io::Write::write_all(&mut std::io::stderr().lock(), line.as_bytes());
-        let paired = index % 2 == 1;
-        if paired && counts.iter().all(|&n| n >= args.min_phases as usize) {
-            let current = grade_dir(&out, args)?;
-            let decided = current.decision != Decision::Inconclusive;
-            graded = Some(current);
-            if decided {
-                break;
-            }
+    let plan = match resolve(args) {
+        Ok(plan) => plan,
+        Err(error) => {
+            output::print_error(&error);
+            return Ok(Outcome::InputError);
         }
-    }
-    let graded = match graded {
-        Some(graded) => graded,
-        None => grade_dir(&out, args)?,
     };
-    let json = serde_json::to_string_pretty(&graded)? + "\n";
-    stepscope_report::atomic::write_with(&out.join("grade.json"), |mut w| {
-        std::io::Write::write_all(&mut w, json.as_bytes())
-    })?;
-    finish(&graded, args.json)
+    let out = args.out.clone().unwrap_or_else(default_out);
+    let configs: Vec<PathBuf> = plan
+        .sources
+        .iter()
+        .filter_map(|s| match s {
+            SideSource::Config(file) => Some(file.path.clone()),
+            SideSource::Url { .. } => None,
+        })
+        .collect();
+    let outputs = [super::outputs::Output::folder("--out", &out)];
+    if let Err(error) = super::outputs::refuse_overwrites(&outputs, &configs) {
+        output::print_error(&error);
+        return Ok(Outcome::InputError);
+    }
+    let interrupt = Interrupt::install(plan.stop_grace, |_| {})
+        .context("Could not install the signal handlers")?;
+    let mut lines = PhaseLines::of("grade", !args.no_progress);
+    lines.say(&format!("run directory {}", out.display()));
+    let run = run_live(&plan, &out, &interrupt, &mut |text| {
+        if text.starts_with("phase ") {
+            lines.line(text);
+        } else {
+            lines.say(text);
+        }
+    });
+    lines.finish();
+    let run = match run {
+        Ok(run) => run,
+        Err(error) => {
+            output::print_error(&anyhow::Error::new(error));
+            return Ok(Outcome::InputError);
+        }
+    };
+    super::grade_page::write(&out, &run)?;
+    conclude(&run, &out, args, &interrupt)
 }
 
-/// One phase, its document saved at `path`; its output tokens per second.
-fn run_phase(
-    runtime: &tokio::runtime::Runtime,
-    options: &BenchOptions,
-    path: &Path,
-) -> anyhow::Result<f64> {
-    let progress = BenchProgress::default();
-    let clock = MonotonicClock::new();
-    let report = runtime
-        .block_on(run_benchmark(
-            options,
-            &clock,
-            &progress,
-            std::future::pending(),
-        ))
-        .with_context(|| format!("the phase against {} failed", options.base_url))?;
-    stepscope_report::atomic::write_with(path, |writer| {
-        report.write_json(writer).map_err(std::io::Error::from)
-    })?;
-    Ok(report.summary.throughput.output_tokens_per_s)
+/// Prints the grade and where the run is, and gives the exit outcome.
+fn conclude(
+    run: &LiveRun,
+    out: &Path,
+    args: &GradeArgs,
+    interrupt: &Interrupt,
+) -> anyhow::Result<Outcome> {
+    let outcome = match run.record.status {
+        "interrupted" => Some(Outcome::Signalled(interrupt.signal().unwrap_or(2))),
+        "failed" => {
+            let error = run.record.error.clone().unwrap_or_default();
+            output::print_error(&anyhow::anyhow!(
+                "{error}\nhint: the phases saved before it are graded below; {}/grade.json has the run",
+                out.display()
+            ));
+            Some(Outcome::RunFailed)
+        }
+        _ => None,
+    };
+    let decided = finish(&run.grade, args.json)?;
+    output::note(&format!(
+        "run directory {} (grade.json, report.html); grade its phases again offline with: {}",
+        out.display(),
+        run.record.regrade
+    ));
+    Ok(outcome.unwrap_or(decided))
 }
 
-fn grade_dir(out: &Path, args: &GradeArgs) -> anyhow::Result<Grade> {
-    let read = |name: &str| read_phases(&out.join(name)).map_err(anyhow::Error::msg);
-    Ok(grade(
-        read("base")?,
-        read("candidate")?,
-        args.min_effect,
-        &args.slo,
-    ))
+/// The sides and the load, checked; errors are usage errors (exit 2).
+fn resolve(args: &GradeArgs) -> anyhow::Result<LivePlan> {
+    let base = side(&args.base, args.base_fingerprint.as_deref(), "BASE")?;
+    let candidate = side(
+        &args.candidate,
+        args.candidate_fingerprint.as_deref(),
+        "CANDIDATE",
+    )?;
+    let sources = [base, candidate];
+    Ok(LivePlan {
+        bench: load_options(args, &sources)?,
+        sources,
+        settings: settings(args, 1),
+        min_phases: args.min_phases as usize,
+        max_phases: args.max_phases as usize,
+        max_time: args.max_time,
+        ready_timeout: Duration::from_secs(args.ready_timeout),
+        stop_grace: Timeouts::default().stop_grace,
+    })
 }
 
-/// `grade-<unix seconds>` in the current folder.
-fn default_dir() -> PathBuf {
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs());
-    PathBuf::from(format!("grade-{now}"))
+fn side(path: &Path, fingerprint: Option<&str>, label: &str) -> anyhow::Result<SideSource> {
+    if is_url(path) {
+        let url = path.to_string_lossy();
+        // The OpenAI base-URL form (`…/v1`) names the same server.
+        let url = url.trim_end_matches('/').trim_end_matches("/v1").to_owned();
+        let fingerprint = match fingerprint {
+            Some(given) => Some(
+                attach_fingerprint(&url, Some(given), Path::new("."), Path::new(""))
+                    .map_err(|e| anyhow::anyhow!("--{}-fingerprint: {e}", label.to_lowercase()))?,
+            ),
+            None => None,
+        };
+        return Ok(SideSource::Url { url, fingerprint });
+    }
+    if fingerprint.is_some() {
+        bail!(
+            "--{}-fingerprint is for a URL side; {label} is the config `{}`, whose fingerprint is computed from it",
+            label.to_lowercase(),
+            path.display()
+        );
+    }
+    let file = load_config(path).with_context(|| label.to_owned())?;
+    if file.config.kind == ConfigKind::Profile {
+        bail!(
+            "{label} `{}` is a profile config: profile runs are never graded (the switches that make the profiler record every replay change how fast replays run, so its throughput is not the server's as shipped)\nhint: grade a baseline config (`kind: baseline`) of the same server",
+            path.display()
+        );
+    }
+    let file = super::profile::load_profile_config(path, ConfigKind::Baseline)?;
+    Ok(SideSource::Config(Box::new(file)))
+}
+
+/// The load of every phase: the flags, else the configs' `load` (which must agree), else
+/// the defaults.
+fn load_options(args: &GradeArgs, sources: &[SideSource; 2]) -> anyhow::Result<BenchOptions> {
+    let loads: Vec<(&Path, LoadSettings)> = sources
+        .iter()
+        .filter_map(|s| match s {
+            SideSource::Config(file) => Some((file.path.as_path(), file.config.load)),
+            SideSource::Url { .. } => None,
+        })
+        .collect();
+    let flags = [
+        args.concurrency,
+        args.num_prompts,
+        args.input_len,
+        args.output_len,
+    ];
+    if let [(first, a), (second, b)] = loads.as_slice()
+        && a != b
+        && flags.iter().any(Option::is_none)
+    {
+        bail!(
+            "The configs ask for different loads (`{}`: {a:?}; `{}`: {b:?}), and a grading runs one load on both sides\nhint: make their `load:` equal, or give --concurrency, --num-prompts, --input-len and --output-len",
+            first.display(),
+            second.display()
+        );
+    }
+    let config = loads.first().map(|(_, load)| *load);
+    let pick = |flag: Option<u32>, from: fn(&LoadSettings) -> u32, default: u32| {
+        flag.or(config.as_ref().map(from)).unwrap_or(default) as usize
+    };
+    let mut options = BenchOptions::default();
+    options.model = args.model.clone().unwrap_or_default();
+    options.concurrency = pick(args.concurrency, |l| l.concurrency, 16);
+    options.num_prompts = pick(args.num_prompts, |l| l.num_prompts, 128);
+    options.input_len = pick(args.input_len, |l| l.input_len, 256);
+    options.output_len = pick(args.output_len, |l| l.output_len, 128);
+    options.warmup = args.warmup as usize;
+    Ok(options)
 }

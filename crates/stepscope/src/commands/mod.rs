@@ -9,6 +9,7 @@ mod diff;
 mod env;
 mod grade;
 mod grade_live;
+mod grade_page;
 mod inputs;
 mod outputs;
 mod profile;
@@ -36,7 +37,7 @@ pub fn run(cli: Cli) -> anyhow::Result<Outcome> {
         Command::Env(args) => env::run(args),
         Command::Config(args) => config::run(args),
         Command::Bench(args) => bench::run(args),
-        Command::Grade(args) => grade::run(args),
+        Command::Grade(args) => grade::run(&args),
         Command::Profile(args) => profile::run(args),
     }
 }

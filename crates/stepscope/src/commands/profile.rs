@@ -2,7 +2,7 @@
 //! windows, collection, throughput), then every window's traces through `analyze`'s code.
 
 mod analysis;
-mod lines;
+pub(crate) mod lines;
 mod summary;
 
 use crate::Outcome;
@@ -237,7 +237,7 @@ fn fingerprint_of(
 }
 
 /// A config of `kind` that passes `config check`.
-fn load_profile_config(path: &Path, kind: ConfigKind) -> anyhow::Result<ConfigFile> {
+pub(crate) fn load_profile_config(path: &Path, kind: ConfigKind) -> anyhow::Result<ConfigFile> {
     let file = load_config(path)?;
     if file.config.kind != kind {
         bail!(

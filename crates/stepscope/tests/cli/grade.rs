@@ -140,21 +140,28 @@ fn profile_runs_missing_folders_and_bad_objectives_are_refused() {
     assert!(bad.stderr.contains("is not an objective"), "{}", bad.stderr);
 }
 
-/// Live phases against two running servers, saved in `out`.
-fn live(base: &InstantServer, candidate: &InstantServer, out: &Path, phases: &str) -> Run {
+/// Live phases against two running servers, saved in `out`: graded first at 5 phases a
+/// side (the fewest for an interval at 97.5 %, each of the two looks' share of 95 %), then
+/// at `max` a side.
+fn live(base: &InstantServer, candidate: &InstantServer, out: &Path, max: &str) -> Run {
     let (base, candidate) = (base.base_url(), candidate.base_url());
     let mut args = vec!["grade", &base, &candidate, "--out", out.to_str().unwrap()];
     args.extend([
         "--min-phases",
-        "2",
+        "5",
         "--max-phases",
-        phases,
+        max,
         "--min-effect",
         "25",
+        "--no-progress",
     ]);
     args.extend(LOAD);
     args.push("--json");
     stepscope(args)
+}
+
+fn saved_grade(out: &Path) -> Value {
+    serde_json::from_slice(&std::fs::read(out.join("grade.json")).unwrap()).expect("grade.json")
 }
 
 #[test]
@@ -165,25 +172,44 @@ fn live_phases_alternate_stop_when_decided_and_grade_the_same_offline() {
         server(Duration::from_millis(6)),
     );
     let out = dir.path().join("run");
-    let run = live(&fast, &slow, &out, "6");
+    let run = live(&fast, &slow, &out, "10");
     run.expect_code(3);
     let doc = run.json();
     assert_eq!(doc["decision"], "REVERT", "{doc}");
-    // Decided at the first grading: 2 phases a side, not the budget of 6.
+    assert_eq!(doc["looks"], 2);
+    // Decided at the first grading: 5 phases a side, not the budget of 10.
     let count = |side: &str| std::fs::read_dir(out.join(side)).unwrap().count();
-    assert_eq!((count("base"), count("candidate")), (2, 2));
-    let saved: Value = serde_json::from_slice(&std::fs::read(out.join("grade.json")).unwrap())
-        .expect("grade.json");
+    assert_eq!((count("base"), count("candidate")), (5, 5));
+    let mut saved = saved_grade(&out);
+    let record = saved
+        .as_object_mut()
+        .unwrap()
+        .remove("run")
+        .expect("the run");
     assert_eq!(saved, doc);
+    assert_eq!(record["status"], "complete");
+    assert_eq!(record["stopped_by"], "decided");
+    assert_eq!(record["looks_at"], serde_json::json!([5, 10]));
+    let order: String = record["order"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| if p["side"] == "base" { 'A' } else { 'B' })
+        .collect();
+    assert_eq!(order, "ABBAABBAAB");
+    // The command the run printed grades the same phases offline to the same result.
+    let regrade = record["regrade"].as_str().unwrap();
+    assert!(regrade.contains("--looks 2"), "{regrade}");
     let offline = grade(
         &out.join("base"),
         &out.join("candidate"),
-        &["--min-effect", "25", "--json"],
+        &["--min-effect", "25", "--looks", "2", "--json"],
     );
     offline.expect_code(3);
     let offline = offline.json();
     assert_eq!(offline["decision"], doc["decision"]);
     assert_eq!(offline["output_throughput"], doc["output_throughput"]);
+    assert!(out.join("report.html").is_file());
 }
 
 #[test]
@@ -191,13 +217,36 @@ fn live_against_the_same_server_spends_the_budget_and_stays_inconclusive() {
     let dir = tempdir();
     let same = server(Duration::from_millis(2));
     let out = dir.path().join("aa");
-    let run = live(&same, &same, &out, "3");
+    let run = live(&same, &same, &out, "6");
     run.expect_code(5);
     assert_eq!(run.json()["decision"], "INCONCLUSIVE");
     let count = |side: &str| std::fs::read_dir(out.join(side)).unwrap().count();
-    assert_eq!((count("base"), count("candidate")), (3, 3));
-    // One URL and one folder is refused.
+    assert_eq!((count("base"), count("candidate")), (6, 6));
+    assert_eq!(saved_grade(&out)["run"]["stopped_by"], "max-phases");
+    // One URL and one folder is refused; so is a run directory that already holds a run.
     let mixed = grade(Path::new(&same.base_url()), &out.join("base"), &[]);
     mixed.expect_code(2);
     assert!(mixed.stderr.contains("not one of each"), "{}", mixed.stderr);
+    let again = live(&same, &same, &out, "6");
+    again.expect_code(2);
+    assert!(again.stderr.contains("runs never mix"), "{}", again.stderr);
+}
+
+#[test]
+fn too_few_phases_for_the_confidence_say_how_many_it_takes() {
+    let dir = tempdir();
+    let fast = phases(&dir.path().join("fast"), Duration::from_millis(2), 3);
+    let slow = phases(&dir.path().join("slow"), Duration::from_millis(6), 3);
+    let run = grade(&fast, &slow, &["--json"]);
+    run.expect_code(5);
+    let doc = run.json();
+    assert_eq!(doc["phases_to_settle"], 4, "{doc}");
+    assert!(doc["output_throughput"]["low"].is_null(), "{doc}");
+    assert!(
+        doc["reason"]
+            .as_str()
+            .unwrap()
+            .contains("cannot give a 95.0 % interval"),
+        "{doc}"
+    );
 }

@@ -19,6 +19,7 @@ mod exit_codes;
 mod flags;
 mod golden;
 mod grade;
+mod grade_boot;
 mod help;
 mod html;
 mod install;

@@ -20,22 +20,22 @@ const STAND_IN: &str = concat!(
 );
 const SWITCHES: &str = "  DEBUG_CLR_GRAPH_PACKET_CAPTURE: \"0\"\n  DEBUG_HIP_GRAPH_SEGMENT_SCHEDULING: \"0\"\n  DEBUG_HIP_GRAPH_CLASSIC_PATH: \"1\"\n";
 
-fn free_port() -> u16 {
+pub(crate) fn free_port() -> u16 {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
     listener.local_addr().expect("address").port()
 }
 
 /// A config for the stand-in of `framework` in `dir`.
-struct Setup<'a> {
-    framework: &'a str,
-    kind: &'a str,
-    port: u16,
-    flags: &'a [&'a str],
-    windows: &'a str,
-    envs: &'a str,
+pub(crate) struct Setup<'a> {
+    pub framework: &'a str,
+    pub kind: &'a str,
+    pub port: u16,
+    pub flags: &'a [&'a str],
+    pub windows: &'a str,
+    pub envs: &'a str,
 }
 
-fn write_config(dir: &Path, name: &str, setup: &Setup<'_>) -> PathBuf {
+pub(crate) fn write_config(dir: &Path, name: &str, setup: &Setup<'_>) -> PathBuf {
     let traces = dir.join("traces");
     let (args, env) = match setup.framework {
         "vllm" => (
@@ -136,7 +136,7 @@ fn leftovers(port: u16, group: Option<i64>) -> Vec<String> {
 
 /// Waits up to 15 s for the stand-in's processes to be gone.
 #[track_caller]
-fn assert_no_leftovers(port: u16, group: Option<i64>) {
+pub(crate) fn assert_no_leftovers(port: u16, group: Option<i64>) {
     let deadline = Instant::now() + Duration::from_secs(15);
     loop {
         let left = leftovers(port, group);

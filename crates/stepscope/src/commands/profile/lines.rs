@@ -9,11 +9,17 @@ use std::time::Duration;
 pub struct PhaseLines {
     bar: Option<ProgressBar>,
     last: String,
+    command: &'static str,
 }
 
 impl PhaseLines {
     /// A spinner when `enabled` and stderr is a terminal, else plain lines.
     pub fn new(enabled: bool) -> Self {
+        Self::of("profile", enabled)
+    }
+
+    /// [`PhaseLines::new`] for another command (the lines' prefix).
+    pub fn of(command: &'static str, enabled: bool) -> Self {
         let bar = (enabled && std::io::stderr().is_terminal()).then(|| {
             let bar = ProgressBar::new_spinner();
             bar.set_style(
@@ -26,6 +32,7 @@ impl PhaseLines {
         PhaseLines {
             bar,
             last: String::new(),
+            command,
         }
     }
 
@@ -38,9 +45,21 @@ impl PhaseLines {
         }
         let words: String = text.chars().filter(|c| !c.is_ascii_digit()).collect();
         if words != self.last {
-            let _ = writeln!(std::io::stderr(), "stepscope profile: {text}");
+            let _ = writeln!(std::io::stderr(), "stepscope {}: {text}", self.command);
             self.last = words;
         }
+    }
+
+    /// Shows `text` as a line of its own, always (a result, not a state).
+    pub fn line(&mut self, text: &str) {
+        let line = format!("stepscope {}: {text}", self.command);
+        match &self.bar {
+            Some(bar) => bar.println(line),
+            None => {
+                let _ = writeln!(std::io::stderr(), "{line}");
+            }
+        }
+        self.last.clear();
     }
 
     /// Removes the spinner.

@@ -2,23 +2,85 @@
 //! noise between benchmark phases.
 //!
 //! Each side is a set of benchmark phases (`stepscope bench --json` documents). The decision
-//! rests on each phase's output tokens per second: the relative change of the candidate's
-//! median phase over the base's, with its 95 % percentile-bootstrap interval
-//! (`stepscope_analysis::noise`), against a minimum effect. KEEP when the whole interval lies
-//! above `+min_effect`; REVERT when it lies below `−min_effect`, or when the candidate breaks
-//! a service-level objective (`--slo ttft_ms.p99=500`: the median phase's value) that the
-//! base meets; INCONCLUSIVE otherwise, with the phases a side that would likely settle it.
+//! rests on each phase's output tokens per second: the typical ratio of a candidate phase to
+//! a base phase, with its distribution-free confidence interval (`stepscope_analysis::noise`:
+//! Hodges–Lehmann with the Mann–Whitney interval), against a minimum effect. KEEP when the
+//! whole interval lies above `+min_effect`; REVERT when it lies below `−min_effect`, or when
+//! the candidate breaks a service-level objective (`--slo ttft_ms.p99=500`: the median
+//! phase's value) that the base meets; INCONCLUSIVE otherwise, with the phases a side that
+//! would likely settle it.
+//!
+//! A live grading looks at its phases several times as they accumulate and stops at the
+//! first decision; each look gets `1 / looks` of the 5 % error rate (Bonferroni), so that
+//! the chance of any wrong decision over the whole run stays at most 5 %. The looks fall
+//! where the phases a side double ([`look_points`]): few looks, each with much more evidence
+//! than the one before, so little power is spent on the correction.
 //!
 //! Profile runs are never graded: the switches that make the profiler record every replay
 //! change how fast replays run, so their throughput is not the server's.
 
+pub mod live;
+pub mod schedule;
+
 use serde::Serialize;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
-use stepscope_analysis::noise::{Direction, RelativeChange, median, relative_median_change};
+pub use stepscope_analysis::noise::RelativeChange;
+use stepscope_analysis::noise::{CONFIDENCE, Direction, median, min_samples, relative_change};
 
-/// The seed of the bootstrap, so a grading decides the same way on the same phases.
-const SEED: u64 = 0x4752_4144_4521;
+/// How a grading is made.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GradeSettings {
+    /// The smallest change worth a decision, in percent.
+    pub min_effect_pct: f64,
+    /// Objectives the candidate must keep where the base does.
+    pub slos: Vec<Slo>,
+    /// How many times the phases are graded before the last grading (1 offline; a live
+    /// run's `looks`, to grade its phases again as it did).
+    pub looks: usize,
+}
+
+/// The confidence of each of `looks` gradings, so that all of them together are wrong at
+/// most 5 % of the time: `1 − 5 % / looks`.
+pub fn look_confidence(looks: usize) -> f64 {
+    1.0 - (1.0 - CONFIDENCE) / looks.max(1) as f64
+}
+
+/// The phases a side at which a live run grades: `min`, then doubling, and `max` last.
+pub fn look_points(min: usize, max: usize) -> Vec<usize> {
+    let mut points = Vec::new();
+    let mut n = min.max(1);
+    while n < max {
+        points.push(n);
+        n = n.saturating_mul(2);
+    }
+    points.push(max.max(min));
+    points
+}
+
+/// The summary values whose change is reported beside output tok/s (not decided on).
+pub const REPORTED_METRICS: [&str; 6] = [
+    "throughput.requests_per_s",
+    "throughput.total_tokens_per_s",
+    "ttft_ms.median",
+    "ttft_ms.p99",
+    "tpot_ms.median",
+    "tpot_ms.p99",
+];
+
+/// One reported metric on both sides.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct MetricChange {
+    /// `throughput.requests_per_s`, `ttft_ms.p99`, …, as in the bench summary.
+    pub metric: String,
+    /// The base's median phase value.
+    pub base_median: f64,
+    /// The candidate's.
+    pub candidate_median: f64,
+    /// The candidate's typical ratio to the base, minus one, with its interval (for
+    /// latencies, positive is slower).
+    pub change: RelativeChange,
+}
 
 /// One benchmark phase, as its `bench --json` document states it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -113,13 +175,18 @@ pub struct Grade {
     pub reason: String,
     /// The minimum effect, in percent.
     pub min_effect_pct: f64,
-    /// Output tokens per second: the median phases' relative change and its interval;
-    /// `null` with fewer than 2 phases a side.
+    /// The gradings the error rate is shared by (1 offline; a live run's looks).
+    pub looks: usize,
+    /// Output tokens per second: the candidate's typical ratio to the base, minus one, with
+    /// its interval at `1 − 5 % / looks` confidence; `null` with no phases on a side.
     pub output_throughput: Option<RelativeChange>,
+    /// The other summary values, reported with their intervals (not decided on).
+    pub metrics: Vec<MetricChange>,
     /// The objectives.
     pub slos: Vec<SloCheck>,
-    /// With INCONCLUSIVE: the phases a side that would likely settle it (the interval
-    /// narrows as one over the square root of the phases), when more phases can.
+    /// With INCONCLUSIVE: the phases a side that would likely settle it, when more phases
+    /// can (the fewest that give the interval both ends, or where an interval narrowing as
+    /// one over the square root of the phases would clear the minimum effect).
     pub phases_to_settle: Option<usize>,
     /// The base's phases, in order.
     pub base: Vec<Phase>,
@@ -127,29 +194,70 @@ pub struct Grade {
     pub candidate: Vec<Phase>,
 }
 
-/// Grades `candidate` against `base`; `min_effect_pct` is the smallest change worth a
-/// decision, in percent.
-pub fn grade(base: Vec<Phase>, candidate: Vec<Phase>, min_effect_pct: f64, slos: &[Slo]) -> Grade {
+/// Grades `candidate` against `base`.
+pub fn grade(base: Vec<Phase>, candidate: Vec<Phase>, settings: &GradeSettings) -> Grade {
+    let confidence = look_confidence(settings.looks);
     let tps =
         |phases: &[Phase]| -> Vec<f64> { phases.iter().map(|p| p.output_tokens_per_s).collect() };
-    let change = relative_median_change(&tps(&base), &tps(&candidate), SEED);
-    let slos: Vec<SloCheck> = slos
+    let change = relative_change(&tps(&base), &tps(&candidate), confidence);
+    let slos: Vec<SloCheck> = settings
+        .slos
         .iter()
         .map(|slo| check(slo, &base, &candidate))
         .collect();
-    let min_effect = min_effect_pct / 100.0;
-    let (decision, reason, phases_to_settle) =
-        decide(change.as_ref(), min_effect, &slos, base.len());
+    let metrics = REPORTED_METRICS
+        .iter()
+        .filter_map(|metric| metric_change(metric, &base, &candidate, confidence))
+        .collect();
+    let min_effect = settings.min_effect_pct / 100.0;
+    let (decision, reason, phases_to_settle) = decide(
+        change.as_ref(),
+        min_effect,
+        &slos,
+        base.len().min(candidate.len()),
+    );
     Grade {
         decision,
         reason,
-        min_effect_pct,
+        min_effect_pct: settings.min_effect_pct,
+        looks: settings.looks.max(1),
         output_throughput: change,
+        metrics,
         slos,
         phases_to_settle,
         base,
         candidate,
     }
+}
+
+/// A summary value (`ttft_ms.p99`) of every phase that has it.
+fn summary_values(metric: &str, phases: &[Phase]) -> Vec<f64> {
+    let Some((group, name)) = metric.split_once('.') else {
+        return Vec::new();
+    };
+    phases
+        .iter()
+        .filter_map(|p| p.summary[group][name].as_f64())
+        .collect()
+}
+
+fn metric_change(
+    metric: &str,
+    base: &[Phase],
+    candidate: &[Phase],
+    confidence: f64,
+) -> Option<MetricChange> {
+    let (mut b, mut c) = (
+        summary_values(metric, base),
+        summary_values(metric, candidate),
+    );
+    let change = relative_change(&b, &c, confidence)?;
+    Some(MetricChange {
+        metric: metric.to_owned(),
+        base_median: median(&mut b),
+        candidate_median: median(&mut c),
+        change,
+    })
 }
 
 fn check(slo: &Slo, base: &[Phase], candidate: &[Phase]) -> SloCheck {
@@ -185,16 +293,25 @@ fn decide(
         return (Decision::Revert, reason, None);
     }
     let Some(change) = change else {
-        let reason = "grading needs at least 2 phases a side with a throughput".to_owned();
-        return (Decision::Inconclusive, reason, Some(2));
+        let reason = "grading needs phases with an output throughput on both sides".to_owned();
+        return (Decision::Inconclusive, reason, None);
     };
+    let effect = min_effect * 100.0;
+    let confidence = change.confidence * 100.0;
+    if !change.is_bounded() {
+        let needed = min_samples(change.confidence);
+        let reason = format!(
+            "output tok/s {:+.1} %, but {phases} phases a side cannot give a {confidence:.1} % interval (it takes {needed})",
+            change.estimate * 100.0
+        );
+        return (Decision::Inconclusive, reason, Some(needed));
+    }
     let span = format!(
-        "output tok/s {:+.1} % (95 % CI {:+.1} % to {:+.1} %)",
+        "output tok/s {:+.1} % ({confidence:.1} % CI {:+.1} % to {:+.1} %)",
         change.estimate * 100.0,
         change.low * 100.0,
         change.high * 100.0
     );
-    let effect = min_effect * 100.0;
     match change.direction(min_effect) {
         Direction::Higher => (
             Decision::Keep,
