@@ -16,6 +16,11 @@
 #   scripts/vllm-cpu.sh trace-dir         # where the server's profile windows write traces
 #   scripts/vllm-cpu.sh model-dir         # the model folder (tokenizer.json is there)
 #   scripts/vllm-cpu.sh venv              # the venv
+#   scripts/vllm-cpu.sh baseline-config PORT DIR NAME [SERVER ARGS...]
+#                                         # writes DIR/NAME.yaml and prints its path: a baseline
+#                                         # config of this vLLM (no profiler, no runtime switches)
+#                                         # with SERVER ARGS appended (`--max-num-seqs 1`), for
+#                                         # `stepscope grade BASE.yaml CANDIDATE.yaml`
 #   scripts/vllm-cpu.sh profile-config [PORT] [DIR]
 #                                         # writes DIR/profile_vllm_cpu.yaml (default PORT 8123,
 #                                         # DIR ${TMPDIR:-/tmp}/stepscope-vllm-cpu) and prints its path:
@@ -351,6 +356,36 @@ YAML
   echo "$out"
 }
 
+# A baseline config (`kind: baseline`) of the same server, for `stepscope grade`: no profiler,
+# no runtime switches, and SERVER ARGS (each a YAML string) after the profile config's own.
+baseline_config() {
+  local port=${1:?usage: baseline-config PORT DIR NAME [SERVER ARGS...]}
+  local dir=${2:?usage: baseline-config PORT DIR NAME [SERVER ARGS...]}
+  local name=${3:?usage: baseline-config PORT DIR NAME [SERVER ARGS...]}
+  shift 3
+  [[ $name =~ ^[A-Za-z0-9_.-]+$ ]] || die "NAME must be a plain file name: $name"
+  local profile
+  profile=$(profile_config "$port" "$dir")
+  local out
+  out="$(dirname "$profile")/$name.yaml"
+  local extra="" arg
+  for arg in "$@"; do
+    extra+="    - \"${arg//\"/\\\"}\"\n"
+  done
+  # The profile config, less its profiler flag and its switches, kind baseline.
+  awk -v extra="$extra" '
+    NR == 1 { print "# Baseline run of the tiny vLLM CPU server (scripts/vllm-cpu.sh baseline-config)" }
+    /^# / { next }
+    /^kind: profile$/ { print "kind: baseline"; next }
+    /^  DEBUG_/ { next }
+    /^    - --profiler-config$/ { skip = 1; next }
+    skip == 1 { skip = 0; next }
+    /^envs:$/ { printf "%s", extra }
+    { print }
+  ' "$profile" > "$out"
+  echo "$out"
+}
+
 bench_vllm() {
   local url=${1:?usage: bench-vllm URL OUT.json [options]} out=${2:?usage: bench-vllm URL OUT.json [options]}
   shift 2
@@ -419,6 +454,7 @@ case $cmd in
   model-dir) echo "$MODEL" ;;
   venv) echo "$VENV" ;;
   profile-config) profile_config "$@" ;;
+  baseline-config) baseline_config "$@" ;;
   log) cat "$(log_file)" ;;
   *) sed -n '2,/^set -euo/p' "$0" | sed '$d' >&2; exit 2 ;;
 esac

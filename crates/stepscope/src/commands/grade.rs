@@ -183,6 +183,26 @@ fn render(graded: &Grade) -> String {
             if slo.broken { " (BROKEN)" } else { "" }
         );
     }
+    for metric in &graded.metrics {
+        let change = &metric.change;
+        let interval = if change.is_bounded() {
+            format!(
+                "{:+.1} % to {:+.1} %",
+                change.low * 100.0,
+                change.high * 100.0
+            )
+        } else {
+            "no interval with so few phases".to_owned()
+        };
+        let _ = writeln!(
+            out,
+            "{}: base {:.2}, candidate {:.2}, {:+.1} % ({interval})",
+            metric.metric,
+            metric.base_median,
+            metric.candidate_median,
+            change.estimate * 100.0
+        );
+    }
     for (label, phases) in [("base", &graded.base), ("candidate", &graded.candidate)] {
         let tps: Vec<String> = phases
             .iter()

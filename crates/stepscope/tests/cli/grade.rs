@@ -222,7 +222,10 @@ fn live_against_the_same_server_spends_the_budget_and_stays_inconclusive() {
     assert_eq!(run.json()["decision"], "INCONCLUSIVE");
     let count = |side: &str| std::fs::read_dir(out.join(side)).unwrap().count();
     assert_eq!((count("base"), count("candidate")), (6, 6));
-    assert_eq!(saved_grade(&out)["run"]["stopped_by"], "max-phases");
+    let record = saved_grade(&out)["run"].clone();
+    assert_eq!(record["stopped_by"], "max-phases");
+    let fingerprint = &record["sides"][0]["fingerprint"];
+    assert_eq!(fingerprint, &Value::Null, "not given, not known");
     // One URL and one folder is refused; so is a run directory that already holds a run.
     let mixed = grade(Path::new(&same.base_url()), &out.join("base"), &[]);
     mixed.expect_code(2);
@@ -249,4 +252,44 @@ fn too_few_phases_for_the_confidence_say_how_many_it_takes() {
             .contains("cannot give a 95.0 % interval"),
         "{doc}"
     );
+}
+
+#[test]
+fn a_time_budget_ends_the_run_after_a_pair_and_a_given_fingerprint_is_recorded() {
+    let dir = tempdir();
+    let same = server(Duration::from_millis(2));
+    let out = dir.path().join("timed");
+    let url = same.base_url();
+    let fingerprint = format!("sha256:{}", "ab".repeat(32));
+    let mut args = vec!["grade", &url, &url, "--out", out.to_str().unwrap()];
+    args.extend(["--max-phases", "50", "--max-time", "1s", "--no-progress"]);
+    args.extend(["--base-fingerprint", &fingerprint]);
+    args.extend(LOAD);
+    let run = stepscope(args);
+    run.expect_code(5);
+    // The metrics beside the decision, with their intervals, on the terminal too.
+    assert!(
+        run.stdout.contains("\nttft_ms.p99: base "),
+        "{}",
+        run.stdout
+    );
+    let doc = saved_grade(&out);
+    let record = &doc["run"];
+    assert_eq!(record["stopped_by"], "max-time", "{record}");
+    let (base, candidate) = (
+        doc["base"].as_array().unwrap().len(),
+        doc["candidate"].as_array().unwrap().len(),
+    );
+    assert!(base == candidate && base < 50, "{base} and {candidate}");
+    assert_eq!(record["sides"][0]["fingerprint"], fingerprint.as_str());
+    assert_eq!(record["sides"][1]["fingerprint"], Value::Null);
+    let bad = stepscope([
+        "grade",
+        url.as_str(),
+        url.as_str(),
+        "--base-fingerprint",
+        "nonsense",
+    ]);
+    bad.expect_code(2);
+    assert!(bad.stderr.contains("--base-fingerprint"), "{}", bad.stderr);
 }

@@ -1,6 +1,6 @@
-//! End-to-end tests of `stepscope bench` against a real vLLM server (the CPU build, serving a
-//! tiny random-weight Llama; `scripts/vllm-cpu.sh` sets it up and `.ci/e2e.sh` runs these
-//! tests against it).
+//! End-to-end tests of `stepscope bench`, `profile` and `grade` against a real vLLM server
+//! (the CPU build, serving a tiny random-weight Llama; `scripts/vllm-cpu.sh` sets it up and
+//! `.ci/e2e.sh` runs these tests against it; `profile` and `grade` also boot their own).
 //!
 //! The server is named by the environment:
 //!
@@ -18,6 +18,7 @@
 
 mod agreement;
 mod counts;
+mod grade;
 mod metrics;
 mod profile;
 mod runner;

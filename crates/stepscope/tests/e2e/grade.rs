@@ -1,0 +1,128 @@
+//! `stepscope grade` on the real vLLM CPU server, booted from baseline configs
+//! (`scripts/vllm-cpu.sh baseline-config`): a candidate that serves one sequence at a time
+//! (`--max-num-seqs 1`) against the base's batching, at the same concurrency, is REVERT; the
+//! same config against itself is never KEEP or REVERT. Each boot takes about 22 s here, so
+//! the budgets are the smallest that can decide: 4 phases a side (one look, the fewest phases
+//! with a 95 % interval) for the slower candidate, 5 for the A/A run (a wrong decision there
+//! needs every base phase to beat every candidate phase, or the reverse, by more than 2 %:
+//! under 1 % of same-server runs).
+
+use crate::server;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Instant;
+
+/// `scripts/vllm-cpu.sh baseline-config PORT DIR NAME ARGS…`: the config's path.
+fn baseline(script: &Path, dir: &Path, port: u16, name: &str, args: &[&str]) -> PathBuf {
+    let written = Command::new("bash")
+        .arg(script)
+        .args(["baseline-config", &port.to_string()])
+        .arg(dir)
+        .arg(name)
+        .args(args)
+        .output()
+        .expect("bash runs the script");
+    assert!(
+        written.status.success(),
+        "{}",
+        String::from_utf8_lossy(&written.stderr)
+    );
+    PathBuf::from(String::from_utf8_lossy(&written.stdout).trim())
+}
+
+fn free_port() -> u16 {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    listener.local_addr().expect("address").port()
+}
+
+/// Grades BASE against CANDIDATE with `phases` a side into `out`; exit code and grade.json.
+fn grade(base: &Path, candidate: &Path, out: &Path, phases: &str) -> (Option<i32>, Value) {
+    let started = Instant::now();
+    let output = Command::new(env!("CARGO_BIN_EXE_stepscope"))
+        .arg("grade")
+        .args([base, candidate])
+        .arg("--out")
+        .arg(out)
+        .args(["--min-phases", phases, "--max-phases", phases])
+        .args(["--concurrency", "4", "--num-prompts", "8"])
+        .args(["--input-len", "32", "--output-len", "16", "--no-progress"])
+        .args(["--ready-timeout", "600"])
+        .output()
+        .expect("stepscope runs");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    eprintln!(
+        "grade took {:.1} s\n{stdout}",
+        started.elapsed().as_secs_f64()
+    );
+    let doc = std::fs::read(out.join("grade.json"))
+        .ok()
+        .and_then(|bytes| serde_json::from_slice(&bytes).ok())
+        .unwrap_or_else(|| panic!("no grade.json\n{stdout}\n{stderr}"));
+    (output.status.code(), doc)
+}
+
+/// Both sides booted `boots` times, and every boot stopped with its process group.
+#[track_caller]
+fn assert_boots_stopped(doc: &Value, boots: [usize; 2]) {
+    for (side, count) in boots.into_iter().enumerate() {
+        let this = &doc["run"]["sides"][side];
+        let list = this["boots"].as_array().expect("boots");
+        assert_eq!(list.len(), count, "{this}");
+        for boot in list {
+            assert_eq!(boot["stop"], "terminated", "{boot}");
+            let group = boot["process_group"].as_i64().expect("a group") as i32;
+            assert!(
+                stepscope_serving::server::group_members(group)
+                    .unwrap_or_default()
+                    .is_empty(),
+                "{boot}"
+            );
+        }
+    }
+}
+
+#[test]
+fn one_sequence_at_a_time_is_revert_and_the_same_config_twice_is_never_decided() {
+    let Some(server) = server::from_env(
+        "one_sequence_at_a_time_is_revert_and_the_same_config_twice_is_never_decided",
+    ) else {
+        return;
+    };
+    let _lock = server::lock();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let port = free_port();
+    let base = baseline(&server.script, dir.path(), port, "base", &[]);
+    let one = baseline(
+        &server.script,
+        dir.path(),
+        port,
+        "one-seq",
+        &["--max-num-seqs", "1"],
+    );
+
+    let out = dir.path().join("slower");
+    let (code, doc) = grade(&base, &one, &out, "4");
+    assert_eq!(code, Some(3), "{doc}");
+    assert_eq!(doc["decision"], "REVERT", "{doc}");
+    assert_eq!(doc["run"]["status"], "complete");
+    // A B B A A B B A: the base boots at phases 1, 4 and 8, the candidate at 2 and 6.
+    assert_boots_stopped(&doc, [3, 2]);
+    // The saved phases graded offline, as the run printed, give the same grade.
+    let regraded = Command::new(env!("CARGO_BIN_EXE_stepscope"))
+        .args(["grade", "--json", "--looks", "1"])
+        .args([out.join("base"), out.join("candidate")])
+        .output()
+        .expect("stepscope runs");
+    assert_eq!(regraded.status.code(), Some(3));
+    let regraded: Value = serde_json::from_slice(&regraded.stdout).expect("JSON");
+    assert_eq!(regraded["output_throughput"], doc["output_throughput"]);
+
+    let out = dir.path().join("same");
+    let (code, doc) = grade(&base, &base, &out, "5");
+    assert_eq!(code, Some(5), "{doc}");
+    assert_eq!(doc["decision"], "INCONCLUSIVE", "{doc}");
+    // A B B A A B B A A B: three boots a side.
+    assert_boots_stopped(&doc, [3, 3]);
+}
