@@ -126,6 +126,38 @@ pub fn tables(document: &Document, run: &RunInfo) -> Vec<Table> {
     ]
 }
 
+/// The key-value metadata of every table file: the table, the run, the schema version.
+fn metadata(table: &str, run: &RunInfo) -> Vec<KeyValue> {
+    vec![
+        KeyValue::new("stepscope.table".to_owned(), table.to_owned()),
+        KeyValue::new("stepscope.run_id".to_owned(), run.id.to_string()),
+        KeyValue::new(
+            "stepscope.parquet_schema_version".to_owned(),
+            PARQUET_SCHEMA_VERSION.to_string(),
+        ),
+    ]
+}
+
+/// Every table of `run` as the bytes of the Parquet file [`write_dataset`] would write for
+/// it, by table name, in [`TABLES`] order (for callers that keep them in memory).
+///
+/// # Errors
+///
+/// A table that cannot be encoded.
+pub fn table_files(
+    document: &Document,
+    run: &RunInfo,
+) -> Result<Vec<(&'static str, Vec<u8>)>, ::parquet::errors::ParquetError> {
+    tables(document, run)
+        .into_iter()
+        .map(|table| {
+            let mut bytes = Vec::new();
+            table::write_parquet(&table, metadata(table.name, run), &mut bytes)?;
+            Ok((table.name, bytes))
+        })
+        .collect()
+}
+
 /// Where run `id`'s file of `table` goes in `dir`.
 pub fn table_path(dir: &Path, table: &str, id: &RunId) -> PathBuf {
     dir.join(table).join(format!("{id}.parquet"))
@@ -165,16 +197,7 @@ pub fn write_dataset(
     dir: &Path,
 ) -> Result<Vec<PathBuf>, ReportError> {
     check_new_run(dir, &run.id)?;
-    let metadata = |table: &str| {
-        vec![
-            KeyValue::new("stepscope.table".to_owned(), table.to_owned()),
-            KeyValue::new("stepscope.run_id".to_owned(), run.id.to_string()),
-            KeyValue::new(
-                "stepscope.parquet_schema_version".to_owned(),
-                PARQUET_SCHEMA_VERSION.to_string(),
-            ),
-        ]
-    };
+    let metadata = |table: &str| metadata(table, run);
     // Every table under its hidden name first, then the renames: a failure leaves no file of
     // the run behind, so the same id can be written again.
     let mut partials: Vec<(PathBuf, PathBuf)> = Vec::new();

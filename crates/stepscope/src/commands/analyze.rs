@@ -1,7 +1,7 @@
 //! `stepscope analyze`: read traces, run every pass, render.
 
 pub(crate) mod captures;
-mod dataset;
+pub(crate) mod dataset;
 mod honesty;
 
 use super::inputs::{add_captures_beside, find_inputs, leave_out_captures, with_companions};
@@ -50,6 +50,9 @@ pub struct AnalyzeSettings {
     pub html: Option<PathBuf>,
     /// Parquet dataset folder and this run's id.
     pub parquet: Option<dataset::ParquetSettings>,
+    /// Keep every replay's record (the Parquet `replays` table): with `--parquet`, and for
+    /// in-process callers, who get every table.
+    pub keep_replays: bool,
     /// Exit 3 on a failing verdict (2 on unreadable inputs).
     pub fail_on_incomplete: bool,
     /// Also fail on unverified sizes.
@@ -89,6 +92,7 @@ impl AnalyzeSettings {
             perfetto: None,
             html: None,
             parquet: None,
+            keep_replays: false,
             fail_on_incomplete: false,
             strict: false,
             captures: Vec::new(),
@@ -150,6 +154,7 @@ impl AnalyzeSettings {
             csv,
             perfetto,
             html,
+            keep_replays: parquet.is_some(),
             parquet,
             fail_on_incomplete: fail_on_incomplete || strict,
             strict,
@@ -289,7 +294,7 @@ fn analyze_file(path: &Path, settings: &AnalyzeSettings) -> anyhow::Result<FileR
     } else {
         Vec::new()
     };
-    if settings.parquet.is_some() {
+    if settings.keep_replays {
         report.replays = Some(ReplayRecord::all(&trace, &analysis));
     }
     Ok(FileResult {
@@ -558,6 +563,11 @@ pub fn emit(document: &Document, settings: &AnalyzeSettings) -> anyhow::Result<(
             .with_width(output::table_width());
         output::print(&stepscope_report::terminal::render(document, &options))?;
     }
+    write_files(document, settings)
+}
+
+/// The file outputs: `--html`, `--csv`, `--parquet`.
+pub fn write_files(document: &Document, settings: &AnalyzeSettings) -> anyhow::Result<()> {
     if let Some(path) = &settings.html {
         write_html(document, path)?;
     }
@@ -580,7 +590,6 @@ pub fn emit(document: &Document, settings: &AnalyzeSettings) -> anyhow::Result<(
     Ok(())
 }
 
-/// Writes the HTML report of `document`; says where on stderr.
 fn write_html(document: &Document, path: &Path) -> anyhow::Result<()> {
     let names: Vec<&str> = document.files.iter().map(|f| f.path.as_str()).collect();
     let title = match names.as_slice() {

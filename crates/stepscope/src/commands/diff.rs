@@ -83,7 +83,7 @@ struct SideSettings {
 }
 
 /// Everything `diff` needs, resolved from the arguments.
-struct DiffSettings {
+pub struct DiffSettings {
     base: SideSettings,
     new: SideSettings,
     read: ReadOptions,
@@ -100,7 +100,7 @@ struct DiffSettings {
 
 impl DiffSettings {
     /// Resolves arguments; every field is destructured so a new flag cannot be ignored.
-    fn resolve(args: DiffArgs) -> anyhow::Result<Self> {
+    pub fn resolve(args: DiffArgs) -> anyhow::Result<Self> {
         let DiffArgs {
             base,
             new,
@@ -430,16 +430,25 @@ pub fn run(args: DiffArgs) -> anyhow::Result<Outcome> {
             return Ok(Outcome::InputError);
         }
     };
-    let base = analyse_side(&settings, &settings.base, "BASE");
-    let new = analyse_side(&settings, &settings.new, "NEW");
-    let (Some(base), Some(new)) = (base, new) else {
+    let Some(compared) = compared(&settings)? else {
         return Ok(Outcome::InputError);
+    };
+    emit(&compared.diff, &settings)?;
+    Ok(outcome(&compared.diff))
+}
+
+/// Both sides analysed and compared, the gate applied and `--html` written; `None` when a
+/// side could not be read (said on stderr).
+pub fn compared(settings: &DiffSettings) -> anyhow::Result<Option<Compared>> {
+    let base = analyse_side(settings, &settings.base, "BASE");
+    let new = analyse_side(settings, &settings.new, "NEW");
+    let (Some(base), Some(new)) = (base, new) else {
+        return Ok(None);
     };
     let mut compared = compare(base, new, settings.force, settings.top);
     if let Some(threshold) = settings.fail_on_regression {
         compared.diff = compared.diff.with_regression_gate(threshold);
     }
-    emit(&compared.diff, &settings)?;
     if let Some(path) = &settings.html {
         let title = format!(
             "stepscope diff: {} → {}",
@@ -448,7 +457,7 @@ pub fn run(args: DiffArgs) -> anyhow::Result<Outcome> {
         let page = html_page(&compared, title, String::new());
         write_page(&stepscope_report::html::render(&page), path)?;
     }
-    Ok(outcome(&compared.diff))
+    Ok(Some(compared))
 }
 
 fn emit(document: &DiffDocument, settings: &DiffSettings) -> anyhow::Result<()> {
@@ -468,7 +477,7 @@ fn emit(document: &DiffDocument, settings: &DiffSettings) -> anyhow::Result<()> 
 /// 3 when a side or a stage was refused (a side with an unreadable file, a partial read or
 /// no GPU event; a stage lacking unrecorded replays), or a stage is slower beyond noise and
 /// `--fail-on-regression`; else 0.
-fn outcome(document: &DiffDocument) -> Outcome {
+pub fn outcome(document: &DiffDocument) -> Outcome {
     let side_refused = !document.unusable_sides.is_empty() && !document.forced;
     let regressed = document
         .regression_gate

@@ -1,16 +1,16 @@
 //! One module per subcommand, each holding its clap `*Args` (whose doc comments are the help
 //! text) and resolving them into settings; no library crate sees clap.
 
-mod analyze;
+pub(crate) mod analyze;
 mod bench;
 mod config;
 mod demo;
-mod diff;
+pub(crate) mod diff;
 mod env;
 mod grade;
 mod grade_live;
 mod grade_page;
-mod inputs;
+pub(crate) mod inputs;
 mod outputs;
 mod profile;
 mod progress;

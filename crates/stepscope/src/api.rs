@@ -1,0 +1,201 @@
+//! In-process access to what `stepscope analyze` computes, for the Python package: the
+//! document as the JSON `analyze --json` prints, and the tables `analyze --parquet` writes,
+//! as Parquet files in memory. Both come from the same arguments the command takes and the
+//! same code, so a notebook and a pipeline can never disagree.
+
+use crate::commands::analyze::{
+    AnalyzeArgs, AnalyzeSettings, analyze_files, dataset, outcome, take_export_failure, write_files,
+};
+use clap::Parser;
+use std::ffi::OsString;
+use stepscope_report::parquet::{RunId, RunInfo, table_files};
+
+/// An error as the command line states it: the message, the fix, and the exit code the
+/// command would end with.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ApiError {
+    /// What went wrong, naming the file and the place.
+    pub message: String,
+    /// How to fix it, when the command says.
+    pub hint: Option<String>,
+    /// The command's exit code for it (2: bad input).
+    pub exit_code: u8,
+}
+
+impl ApiError {
+    fn new(error: &anyhow::Error, exit_code: u8) -> Self {
+        let text = format!("{error:#}");
+        let (message, hint) = match text.split_once("\nhint: ") {
+            Some((message, hint)) => (message.to_owned(), Some(hint.to_owned())),
+            None => (text, None),
+        };
+        ApiError {
+            message,
+            hint,
+            exit_code,
+        }
+    }
+}
+
+/// What `analyze` gives back.
+#[derive(Debug, Clone)]
+pub struct Analysis {
+    /// The document, as `analyze --json` prints it.
+    pub json: String,
+    /// Every table `--parquet` writes (`runs`, `files`, `graphs`, `replays`, `findings`,
+    /// `stages`, `stage_categories`, `kernels`, `efficiency`), each one Parquet file.
+    pub tables: Vec<(&'static str, Vec<u8>)>,
+    /// The exit code the command would end with (`--fail-on-incomplete` counts).
+    pub exit_code: u8,
+}
+
+/// `analyze`'s arguments alone.
+#[derive(Debug, Parser)]
+#[command(name = "stepscope analyze")]
+struct AnalyzeCommand {
+    #[command(flatten)]
+    args: AnalyzeArgs,
+}
+
+/// Runs `stepscope analyze ARGS` (without the word `analyze`) in this process: every file
+/// read and analysed, `--html`, `--csv` and `--parquet` written where given, nothing printed
+/// on stdout (errors about single files still go to stderr, as the command says them).
+///
+/// # Errors
+///
+/// Bad arguments, no file that could be read, or an output that could not be written: the
+/// command's message and hint, with its exit code.
+pub fn analyze(args: &[OsString]) -> Result<Analysis, ApiError> {
+    let words = std::iter::once(OsString::from("analyze")).chain(args.iter().cloned());
+    let parsed = AnalyzeCommand::try_parse_from(words).map_err(|error| ApiError {
+        message: error.render().to_string().trim_end().to_owned(),
+        hint: None,
+        exit_code: 2,
+    })?;
+    let mut settings = AnalyzeSettings::resolve(parsed.args).map_err(|e| ApiError::new(&e, 2))?;
+    settings.keep_replays = true;
+    let mut analyzed = analyze_files(&settings);
+    let export_failure = take_export_failure(&mut analyzed);
+    let document = analyzed.into_document(settings.top.max(50));
+    if document.files.is_empty() {
+        if let Some(parquet) = &settings.parquet {
+            dataset::write(&document, parquet).map_err(|e| ApiError::new(&e, 2))?;
+        }
+        let failed: Vec<String> = document
+            .failed_files
+            .iter()
+            .map(|f| format!("{}: {}", f.path, f.error))
+            .collect();
+        let error = anyhow::anyhow!("No trace could be read:\n{}", failed.join("\n"));
+        return Err(ApiError::new(&error, 2));
+    }
+    write_files(&document, &settings).map_err(|e| ApiError::new(&e, 2))?;
+    if let Some(error) = export_failure {
+        return Err(ApiError::new(&error, 1));
+    }
+    let run = match &settings.parquet {
+        Some(parquet) => parquet.run.clone(),
+        None => {
+            let started_at_us = jiff::Timestamp::now().as_microsecond();
+            RunInfo {
+                id: RunId::generate(started_at_us, u64::from(std::process::id())),
+                started_at_us,
+                command: "stepscope.analyze".to_owned(),
+                inputs: settings.files.len(),
+            }
+        }
+    };
+    let written = table_files(&document, &run).map_err(|e| ApiError {
+        message: format!("Could not encode the tables: {e}"),
+        hint: None,
+        exit_code: 1,
+    })?;
+    Ok(Analysis {
+        json: stepscope_report::json::render(&document),
+        tables: written,
+        exit_code: outcome(&document, &settings).code(),
+    })
+}
+
+/// The trace files `analyze PATHS` would read, in its order: files as given, folders
+/// searched as the command searches them (capture traces left out: they are read with the
+/// traces of their run).
+///
+/// # Errors
+///
+/// A path that does not exist, or a folder with no trace: the command's message.
+pub fn find_traces(paths: &[OsString]) -> Result<Vec<String>, ApiError> {
+    let paths: Vec<std::path::PathBuf> = paths.iter().map(Into::into).collect();
+    let found = crate::commands::inputs::find_inputs(&paths).map_err(|e| ApiError::new(&e, 2))?;
+    Ok(found
+        .files
+        .iter()
+        .map(|p| p.display().to_string())
+        .collect())
+}
+
+/// The verdict of several files' verdicts together, as `analyze` gives a folder of rank
+/// files one (`unreadable` when `failed` files could not be read).
+///
+/// # Errors
+///
+/// A word that is not a file verdict.
+pub fn combine_verdicts(verdicts: &[String], failed: usize) -> Result<String, ApiError> {
+    use stepscope_analysis::passes::replay_coverage::Verdict;
+    let parsed = verdicts
+        .iter()
+        .map(|word| {
+            Verdict::ALL
+                .into_iter()
+                .find(|v| v.as_str() == word)
+                .ok_or_else(|| ApiError {
+                    message: format!("`{word}` is not a verdict"),
+                    hint: Some(
+                        "give the words of `verdict` in analyze's JSON (complete, incomplete, …)"
+                            .to_owned(),
+                    ),
+                    exit_code: 2,
+                })
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(
+        stepscope_report::schema::overall_verdict(&parsed, failed, 0)
+            .as_str()
+            .to_owned(),
+    )
+}
+
+/// `diff`'s arguments alone.
+#[derive(Debug, Parser)]
+#[command(name = "stepscope diff")]
+struct DiffCommand {
+    #[command(flatten)]
+    args: crate::commands::diff::DiffArgs,
+}
+
+/// Runs `stepscope diff ARGS` (without the word `diff`) in this process: the document
+/// `diff --json` prints, and the command's exit code (3 for a refused stage or a failed
+/// `--fail-on-regression`); `--html` is written where given.
+///
+/// # Errors
+///
+/// Bad arguments, or a side of which no trace could be read.
+pub fn diff(args: &[OsString]) -> Result<(String, u8), ApiError> {
+    use crate::commands::diff::{DiffSettings, compared, outcome};
+    let words = std::iter::once(OsString::from("diff")).chain(args.iter().cloned());
+    let parsed = DiffCommand::try_parse_from(words).map_err(|error| ApiError {
+        message: error.render().to_string().trim_end().to_owned(),
+        hint: None,
+        exit_code: 2,
+    })?;
+    let settings = DiffSettings::resolve(parsed.args).map_err(|e| ApiError::new(&e, 2))?;
+    let Some(done) = compared(&settings).map_err(|e| ApiError::new(&e, 2))? else {
+        return Err(ApiError {
+            message: "A side could not be read: no trace file of it could be read".to_owned(),
+            hint: Some("the errors above name each file and why".to_owned()),
+            exit_code: 2,
+        });
+    };
+    let json = stepscope_report::json::render_diff(&done.diff);
+    Ok((json, outcome(&done.diff).code()))
+}

@@ -1,0 +1,119 @@
+"""``stepscope.analyze``: the arguments of ``stepscope analyze``, as keywords."""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Iterable, Optional, Union
+
+from . import _stepscope
+from ._analysis import Analysis, Diff
+
+PathLike = Union[str, "os.PathLike[str]"]
+
+
+class StepscopeError(Exception):
+    """An error as the command line says it: ``message`` names the file, the place and
+    what went wrong; ``hint`` the fix (or ``None``); ``exit_code`` the command's exit code
+    for it (2: bad input)."""
+
+    def __init__(self, message: str, hint: Optional[str] = None, exit_code: int = 2):
+        self.message = message
+        self.hint = hint
+        self.exit_code = exit_code
+        text = message if hint is None else f"{message}\nhint: {hint}"
+        super().__init__(text)
+
+
+def _paths(paths: Union[PathLike, Iterable[PathLike]]) -> list[str]:
+    if isinstance(paths, (str, os.PathLike)):
+        return [os.fspath(paths)]
+    listed = [os.fspath(p) for p in paths]
+    if not listed:
+        raise StepscopeError(
+            "No trace given", "pass a trace file, a folder of traces, or a list of them"
+        )
+    return listed
+
+
+def analyze(
+    paths: Union[PathLike, Iterable[PathLike]],
+    *,
+    capture: Optional[PathLike] = None,
+    categories: Optional[PathLike] = None,
+    device: Optional[str] = None,
+    top: int = 10,
+    no_capture_folder: bool = False,
+    fail_on_incomplete: bool = False,
+    strict: bool = False,
+    allow_truncated: bool = False,
+    html: Optional[PathLike] = None,
+    parquet: Optional[PathLike] = None,
+    run_id: Optional[str] = None,
+    threads: int = 0,
+) -> Analysis:
+    """Analyses trace files (or folders of them: several files are the ranks of one run),
+    as ``stepscope analyze PATHS --json`` does, and returns the result.
+
+    Every keyword is the command's flag of the same name (``no_capture_folder`` is
+    ``--no-capture-folder``). ``html`` and ``parquet`` also write the page and the
+    dataset, as the flags do. Raises :class:`StepscopeError` with the command's message
+    and hint when nothing could be read or an argument is wrong.
+    """
+    args = _paths(paths) + ["--no-progress", "--top", str(top), "--threads", str(threads)]
+    for flag, value in (
+        ("--capture", capture),
+        ("--categories", categories),
+        ("--device", device),
+        ("--html", html),
+        ("--parquet", parquet),
+        ("--run-id", run_id),
+    ):
+        if value is not None:
+            args += [flag, os.fspath(value) if not isinstance(value, str) else value]
+    for flag, on in (
+        ("--no-capture-folder", no_capture_folder),
+        ("--fail-on-incomplete", fail_on_incomplete),
+        ("--strict", strict),
+        ("--allow-truncated", allow_truncated),
+    ):
+        if on:
+            args.append(flag)
+    try:
+        text, tables, exit_code = _stepscope.analyze(args)
+    except _stepscope.StepscopeError as error:
+        message, hint, code = error.args
+        raise StepscopeError(message, hint, code) from None
+    return Analysis(json.loads(text), tables, exit_code)
+
+
+def diff(
+    base: PathLike,
+    new: PathLike,
+    *,
+    force: bool = False,
+    fail_on_regression: Optional[float] = None,
+    no_capture_folder: bool = False,
+    categories: Optional[PathLike] = None,
+    html: Optional[PathLike] = None,
+    top: int = 10,
+) -> Diff:
+    """Compares two runs (files, folders of rank files, or profile run directories), as
+    ``stepscope diff BASE NEW --json`` does. ``fail_on_regression`` (percent) sets the
+    gate whose result ``exit_code`` and ``regression_gate`` give."""
+    args = [os.fspath(base), os.fspath(new), "--no-progress", "--top", str(top)]
+    if fail_on_regression is not None:
+        args += ["--fail-on-regression", str(fail_on_regression)]
+    for flag, value in (("--categories", categories), ("--html", html)):
+        if value is not None:
+            args += [flag, os.fspath(value)]
+    if force:
+        args.append("--force")
+    if no_capture_folder:
+        args.append("--no-capture-folder")
+    try:
+        text, exit_code = _stepscope.diff(args)
+    except _stepscope.StepscopeError as error:
+        message, hint, code = error.args
+        raise StepscopeError(message, hint, code) from None
+    return Diff(json.loads(text), exit_code)

@@ -1,0 +1,195 @@
+"""``stepscope.analyze`` against the ``stepscope`` command the same wheel installs: the same
+document, tables that agree with it, errors with the command's message."""
+
+import json
+import subprocess
+import threading
+import time
+
+import pytest
+
+import stepscope
+
+from conftest import TRACES, corpus_dir
+
+# Small files of every format the repository carries; the Kineto ones are all of its own.
+OTHER_FORMATS = [
+    "rocmprofiledata/examples/rocm-profile-data/results/matmul_result.rpd",
+    "rocmprofiledata/examples/rocm-profile-data/results/matmul_result.json",
+    "nsys-ai/tests/fixtures/mock.sqlite",
+    "rocprofiler-sdk/source/docs/data/kernel_trace.csv",
+]
+# Corpus files above this size are left to the Rust suite (each is read twice here).
+CORPUS_LIMIT = 64 << 20
+
+
+def json_traces(root):
+    """Every JSON trace under `root` (capture traces are read with their runs)."""
+    return {
+        str(p.relative_to(root)): p
+        for p in root.rglob("*")
+        if p.is_file()
+        and (p.name.endswith(".json") or p.name.endswith(".json.gz"))
+        and "capture_traces" not in p.parts
+        and p.stat().st_size <= CORPUS_LIMIT
+    }
+
+
+def kineto_traces():
+    """The repository's JSON traces, and the corpus's when there is one (by path, once)."""
+    found = json_traces(TRACES)
+    corpus = corpus_dir()
+    if corpus is not None:
+        found.update(json_traces(corpus))
+    return [found[key] for key in sorted(found)]
+
+
+def cases():
+    return kineto_traces() + [TRACES / p for p in OTHER_FORMATS]
+
+
+def cli_document(cli, path):
+    """`stepscope analyze PATH --json`'s document; None when it read nothing (exit 2)."""
+    done = subprocess.run(
+        [cli, "analyze", str(path), "--json", "--no-progress"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode in (0, 2), done.stderr
+    if not done.stdout.strip():
+        assert done.returncode == 2, done.stderr
+        return None
+    return json.loads(done.stdout)
+
+
+@pytest.mark.parametrize("path", cases(), ids=lambda p: str(p).split("traces/")[-1])
+def test_the_document_equals_the_commands_json(cli, path):
+    expected = cli_document(cli, path)
+    if expected is None:
+        # The command read nothing: the API raises, with the command's exit code.
+        with pytest.raises(stepscope.StepscopeError) as error:
+            stepscope.analyze(path)
+        assert error.value.exit_code == 2
+        return
+    result = stepscope.analyze(path)
+    assert result.document == expected
+    tables = result.tables
+    # Every table of --parquet, and each agrees with the document.
+    assert tables.names == list(stepscope._analysis.TABLE_NAMES)
+    assert tables.files.num_rows == len(result.files)
+    stages = sum(len((f.get("breakdown") or {}).get("stages") or []) for f in result.files)
+    assert tables.stages.num_rows == stages
+    replays = sum(f["replay_coverage"]["replays"] for f in result.files)
+    assert tables.replays.num_rows == replays
+    graphs = sum(len(f["replay_coverage"]["graphs"]) for f in result.files)
+    assert tables.graphs.num_rows == graphs
+    findings = sum(len(f["replay_coverage"]["findings"]) for f in result.files)
+    assert tables.findings.num_rows == findings
+    json_gpu_us = sum(
+        s["gpu_time_us"]
+        for f in result.files
+        for s in ((f.get("breakdown") or {}).get("stages") or [])
+    )
+    table_gpu_ns = sum(tables.stages.arrow.column("gpu_time_ns").to_pylist())
+    assert table_gpu_ns / 1000 == pytest.approx(json_gpu_us, rel=1e-9, abs=1e-3)
+
+
+def test_dataframes_hold_the_tables_rows_and_sums():
+    path = TRACES / "tracelens/tests/traces/inference/vllm_prefilldecode_piecewise/graph_execution.json.gz"
+    result = stepscope.analyze(path)
+    frame = result.tables.stages.to_pandas()
+    assert len(frame) == result.tables.stages.num_rows
+    shares = result.stage_shares()[str(path)]
+    for row in frame.itertuples():
+        assert row.share_of_total == pytest.approx(shares[row.stage])
+    polars_frame = result.tables.kernels.to_polars()
+    assert polars_frame.height == result.tables.kernels.num_rows
+    assert polars_frame["time_ns"].sum() == sum(
+        result.tables.kernels.arrow.column("time_ns").to_pylist()
+    )
+
+
+def test_the_verdict_counts_findings_and_advice_are_attributes():
+    path = TRACES / "tracelens/tests/traces/inference/sglang_decode/sglang_Qwen3-8B_decode.json.gz"
+    result = stepscope.analyze(path)
+    assert result.verdict == result.document["verdict"] == "complete"
+    assert result.counts["replays"] == result.counts["recorded_replays"] == 1
+    assert result.findings == []
+    assert result.advice[0]["applies"] is False
+    assert result.exit_code == 0
+    page = result._repr_html_()
+    assert "COMPLETE" in page and "1 of 1 graph replays recorded" in page
+    assert "complete" in repr(result)
+
+
+def test_errors_raise_with_the_commands_message_and_hint(tmp_path):
+    missing = tmp_path / "missing.json.gz"
+    with pytest.raises(stepscope.StepscopeError) as error:
+        stepscope.analyze(missing)
+    assert str(missing) in error.value.message
+    assert error.value.exit_code == 2
+    with pytest.raises(stepscope.StepscopeError) as error:
+        stepscope.analyze(TRACES / "kineto/docs/traces/before_fix_trace.json", device="XYZ")
+    assert "XYZ" in str(error.value)
+    broken = tmp_path / "broken.json"
+    broken.write_text('{"traceEvents": [')
+    with pytest.raises(stepscope.StepscopeError) as error:
+        stepscope.analyze(broken)
+    assert "broken.json" in error.value.message
+
+
+def test_the_gil_is_released_while_a_trace_is_read():
+    path = TRACES / "tracelens/tests/traces/h100/Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz"
+    ticks = []
+    done = threading.Event()
+
+    def tick():
+        while not done.is_set():
+            ticks.append(time.perf_counter())
+            time.sleep(0.001)
+
+    ticker = threading.Thread(target=tick)
+    ticker.start()
+    started = time.perf_counter()
+    try:
+        stepscope.analyze(path)
+    finally:
+        done.set()
+        ticker.join()
+    took = time.perf_counter() - started
+    during = [t for t in ticks if t > started + 0.01]
+    # A thread held out by the GIL would not tick at all while the analysis ran.
+    assert took < 0.05 or len(during) >= 5, (took, len(during))
+
+
+def test_a_parquet_dataset_is_written_as_the_flag_writes_it(tmp_path):
+    path = TRACES / "tracelens/tests/traces/inference/sglang_decode/sglang_Qwen3-8B_decode.json.gz"
+    result = stepscope.analyze(path, parquet=tmp_path / "ds", run_id="run-1")
+    assert (tmp_path / "ds" / "replays" / "run-1.parquet").is_file()
+    assert result.tables.runs.arrow.column("run_id").to_pylist() == ["run-1"]
+
+
+def test_the_command_line_comes_with_the_wheel(cli):
+    done = subprocess.run([cli, "--version"], capture_output=True, text=True, check=True)
+    assert done.stdout.startswith("stepscope ")
+    assert stepscope.__version__ in done.stdout
+    bad = subprocess.run([cli, "analyze"], capture_output=True, text=True, check=False)
+    assert bad.returncode == 2
+
+
+def test_diff_equals_the_commands_json_and_gates(cli, tmp_path):
+    base = TRACES / "hta/tests/data/negative_queue_length_values_check/rank0.json.gz"
+    result = stepscope.diff(base, base, fail_on_regression=5)
+    done = subprocess.run(
+        [cli, "diff", str(base), str(base), "--json", "--no-progress", "--fail-on-regression", "5"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert result.document == json.loads(done.stdout)
+    assert result.exit_code == done.returncode == 0
+    assert result.regression_gate["slower"] == []
+    with pytest.raises(stepscope.StepscopeError) as error:
+        stepscope.diff(tmp_path / "missing.json", base)
+    assert "missing.json" in error.value.message

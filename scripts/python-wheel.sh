@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Builds the `stepscope` wheel (maturin, abi3, manylinux) and runs the Python package's tests
+# (python/tests) against it, installed into a fresh venv: what `pip install stepscope` gives a
+# user, never the source tree. Run by .ci/run; standalone: `bash scripts/python-wheel.sh`.
+#
+#   STEPSCOPE_PY_BUILD_VENV  where maturin is installed (default ~/.cache/stepscope/py-build-venv)
+#   STEPSCOPE_WHEEL_DIR      keep the built wheel there (default: a temporary folder)
+#   STEPSCOPE_TRACES         a trace corpus: its Kineto files join the comparison with the CLI
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+log() { printf '[python-wheel %(%H:%M:%S)T] %s\n' -1 "$*" >&2; }
+
+build_venv=${STEPSCOPE_PY_BUILD_VENV:-$HOME/.cache/stepscope/py-build-venv}
+if [ ! -x "$build_venv/bin/maturin" ]; then
+  log "installing maturin into $build_venv"
+  python3 -m venv "$build_venv"
+  "$build_venv/bin/pip" install -q --disable-pip-version-check "maturin>=1.9,<2"
+fi
+
+scratch=$(mktemp -d)
+trap 'rm -rf "$scratch"' EXIT
+wheels=${STEPSCOPE_WHEEL_DIR:-$scratch/wheels}
+mkdir -p "$wheels"
+log "building the wheel ($("$build_venv/bin/maturin" --version))"
+if ! "$build_venv/bin/maturin" build --release --locked --out "$wheels" > "$scratch/build.log" 2>&1; then
+  tail -n 60 "$scratch/build.log" >&2
+  log "error: maturin build failed (the end of its log is above)"
+  exit 1
+fi
+grep -vE '^\s+(Compiling|Checking|Downloaded|Downloading) ' "$scratch/build.log" | tail -n 8 >&2 || true
+wheel=$(ls -t "$wheels"/stepscope-*.whl | head -1)
+log "built $(basename "$wheel") ($(du -h "$wheel" | cut -f1))"
+
+log "installing it into a fresh venv, with pytest, pandas and polars"
+python3 -m venv "$scratch/venv"
+"$scratch/venv/bin/pip" install -q --disable-pip-version-check "$wheel" pytest pandas polars duckdb matplotlib ray
+
+log "pytest python/tests"
+# From the tests' folder, with the venv's bin on PATH (its `stepscope` command), so that
+# `import stepscope` can only find the installed package.
+(cd python/tests && PATH="$scratch/venv/bin:$PATH" "$scratch/venv/bin/python" -m pytest -q -p no:cacheprovider)
