@@ -12,7 +12,7 @@ package), in this process, with the GIL released while traces are read.
 """
 
 from ._analysis import Analysis, Diff, Table, Tables
-from ._api import StepscopeError, analyze, diff
+from ._api import StepscopeError, analyze, check_configs, diff, env
 from ._stepscope import __version__
 
 __all__ = [
@@ -23,5 +23,7 @@ __all__ = [
     "Tables",
     "__version__",
     "analyze",
+    "check_configs",
     "diff",
+    "env",
 ]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Iterable, Optional, Union
+from typing import Any, Iterable, Optional, Union
 
 from . import _stepscope
 from ._analysis import Analysis, Diff
@@ -117,3 +117,52 @@ def diff(
         message, hint, code = error.args
         raise StepscopeError(message, hint, code) from None
     return Diff(json.loads(text), exit_code)
+
+
+def _call(function, *args):
+    """Calls into the extension, raising its errors as :class:`StepscopeError`."""
+    try:
+        return function(*args)
+    except _stepscope.StepscopeError as error:
+        message, hint, code = error.args
+        raise StepscopeError(message, hint, code) from None
+
+
+def env(
+    *,
+    rocm: Optional[str] = None,
+    cuda: bool = False,
+    trace: Union[None, PathLike, Iterable[PathLike]] = None,
+    detect: bool = False,
+    pid: Optional[int] = None,
+    python_env: Optional[PathLike] = None,
+    root: Optional[PathLike] = None,
+) -> dict[str, Any]:
+    """The runtime switches that make the profiler record every graph replay, as
+    ``stepscope env`` gives them: ``{"switches": {VARIABLE: VALUE}, "explanation": text}``.
+    Give one of ``rocm`` (a version), ``cuda``, ``trace`` (files or folders), ``detect``
+    (with ``pid``, ``python_env`` or ``root``)."""
+    args: list[str] = []
+    if rocm is not None:
+        args += ["--rocm", rocm]
+    if cuda:
+        args.append("--cuda")
+    if trace is not None:
+        for path in _paths(trace):
+            args += ["--trace", path]
+    if detect:
+        args.append("--detect")
+    for flag, value in (("--pid", pid), ("--python-env", python_env), ("--root", root)):
+        if value is not None:
+            args += [flag, str(value) if isinstance(value, int) else os.fspath(value)]
+    switches, explanation = _call(_stepscope.env, args)
+    return {"switches": dict(switches), "explanation": explanation}
+
+
+def check_configs(paths: Union[PathLike, Iterable[PathLike]]) -> list[dict[str, Any]]:
+    """``stepscope config check``: per config file (folders are searched for ``.yaml``),
+    ``path``, ``kind``, ``framework``, ``fingerprint`` and ``findings`` (each naming the file,
+    line and key; empty when the config passes)."""
+    checked = _call(_stepscope.check_configs, _paths(paths))
+    keys = ("path", "kind", "framework", "fingerprint", "findings")
+    return [dict(zip(keys, row)) for row in checked]

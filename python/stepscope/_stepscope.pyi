@@ -20,3 +20,10 @@ def find_traces(paths: list[str]) -> list[str]:
 
 def combine_verdicts(verdicts: list[str], failed: int) -> str:
     """Several files' verdicts together, as ``analyze`` combines a folder's."""
+
+def env(args: list[str]) -> tuple[list[tuple[str, str]], str]:
+    """``stepscope env ARGS…``: the switches and the explanation."""
+
+def check_configs(paths: list[str]) -> list[tuple[str, str, str, str, list[str]]]:
+    """``stepscope config check PATHS…``: per config, path, kind, framework, fingerprint and
+    findings."""

@@ -54,6 +54,29 @@ fn diff(py: Python<'_>, args: Vec<String>) -> PyResult<(String, u8)> {
     py.detach(|| stepscope::api::diff(&argv)).map_err(raise)
 }
 
+/// `stepscope env ARGS…` in-process: `([(variable, value)], explanation)`.
+#[pyfunction]
+fn env(py: Python<'_>, args: Vec<String>) -> PyResult<(Vec<(String, String)>, String)> {
+    let argv: Vec<OsString> = args.into_iter().map(OsString::from).collect();
+    let answer = py.detach(|| stepscope::api::env(&argv)).map_err(raise)?;
+    Ok((answer.switches, answer.explanation))
+}
+
+/// `stepscope config check PATHS…` in-process: per config, `(path, kind, framework,
+/// fingerprint, [finding])`.
+#[pyfunction]
+fn check_configs(paths: Vec<String>) -> PyResult<Vec<CheckedTuple>> {
+    let paths: Vec<OsString> = paths.into_iter().map(OsString::from).collect();
+    let checked = stepscope::api::check_configs(&paths).map_err(raise)?;
+    Ok(checked
+        .into_iter()
+        .map(|c| (c.path, c.kind, c.framework, c.fingerprint, c.findings))
+        .collect())
+}
+
+/// A checked config as Python receives it.
+type CheckedTuple = (String, String, String, String, Vec<String>);
+
 /// The trace files `stepscope analyze PATHS` would read, in its order.
 #[pyfunction]
 fn find_traces(paths: Vec<String>) -> PyResult<Vec<String>> {
@@ -78,6 +101,8 @@ fn _stepscope(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run_cli, m)?)?;
     m.add_function(wrap_pyfunction!(analyze, m)?)?;
     m.add_function(wrap_pyfunction!(diff, m)?)?;
+    m.add_function(wrap_pyfunction!(env, m)?)?;
+    m.add_function(wrap_pyfunction!(check_configs, m)?)?;
     m.add_function(wrap_pyfunction!(find_traces, m)?)?;
     m.add_function(wrap_pyfunction!(combine_verdicts, m)?)?;
     m.add("StepscopeError", m.py().get_type::<StepscopeError>())?;

@@ -199,3 +199,109 @@ pub fn diff(args: &[OsString]) -> Result<(String, u8), ApiError> {
     let json = stepscope_report::json::render_diff(&done.diff);
     Ok((json, outcome(&done.diff).code()))
 }
+
+/// What `stepscope env` answers.
+#[derive(Debug, Clone)]
+pub struct EnvAnswer {
+    /// The switches (`DEBUG_CLR_GRAPH_PACKET_CAPTURE`, `0`), in the order the command
+    /// prints them; none for a CUDA runtime.
+    pub switches: Vec<(String, String)>,
+    /// What the command says on standard error: the runtime found and why each switch.
+    pub explanation: String,
+}
+
+/// `env`'s arguments alone.
+#[derive(Debug, Parser)]
+#[command(name = "stepscope env")]
+struct EnvCommand {
+    #[command(flatten)]
+    args: crate::commands::env::EnvArgs,
+}
+
+/// Runs `stepscope env ARGS` (without the word `env`) in this process.
+///
+/// # Errors
+///
+/// Bad arguments, a detection that could not read what it needed, or a trace that could not
+/// be read: the command's message and hint.
+pub fn env(args: &[OsString]) -> Result<EnvAnswer, ApiError> {
+    use crate::commands::env::{EnvSettings, answer};
+    let words = std::iter::once(OsString::from("env")).chain(args.iter().cloned());
+    let parsed = EnvCommand::try_parse_from(words).map_err(|error| ApiError {
+        message: error.render().to_string().trim_end().to_owned(),
+        hint: None,
+        exit_code: 2,
+    })?;
+    let settings = EnvSettings::resolve(parsed.args).map_err(|e| ApiError::new(&e, 2))?;
+    let found = answer(&settings).map_err(|(error, hint)| ApiError {
+        message: format!("{:#}", anyhow::Error::new(error)),
+        hint: Some(hint),
+        exit_code: 2,
+    })?;
+    if found.failed {
+        return Err(ApiError {
+            message: found.errors.join("\n"),
+            hint: Some("fix the traces that could not be read, or leave them out".to_owned()),
+            exit_code: 2,
+        });
+    }
+    let switches = found.advice.map_or_else(Vec::new, |advice| {
+        advice
+            .switches
+            .iter()
+            .map(|s| (s.variable.to_owned(), s.value.to_owned()))
+            .collect()
+    });
+    Ok(EnvAnswer {
+        switches,
+        explanation: found.explanation,
+    })
+}
+
+/// One config `stepscope config check` read.
+#[derive(Debug, Clone)]
+pub struct CheckedConfig {
+    /// Its file.
+    pub path: String,
+    /// `profile` or `baseline`.
+    pub kind: String,
+    /// `sglang`, `vllm` or `atom`.
+    pub framework: String,
+    /// Its reuse fingerprint (`sha256:…`).
+    pub fingerprint: String,
+    /// Its problems, each naming the file, the line and the key (none: it passes).
+    pub findings: Vec<String>,
+}
+
+/// `stepscope config check PATHS` in this process: every config with its findings.
+///
+/// # Errors
+///
+/// A path that is missing or a config that cannot be read or parsed: its message.
+pub fn check_configs(paths: &[OsString]) -> Result<Vec<CheckedConfig>, ApiError> {
+    use stepscope_serving::{Fingerprint, check_configs, config_paths, load_config};
+    let failed =
+        |error: stepscope_serving::ServingError| ApiError::new(&anyhow::Error::new(error), 2);
+    let inputs: Vec<std::path::PathBuf> = paths.iter().map(Into::into).collect();
+    let files = config_paths(&inputs)
+        .map_err(failed)?
+        .iter()
+        .map(|path| load_config(path))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(failed)?;
+    let findings = check_configs(&files);
+    Ok(files
+        .iter()
+        .map(|file| CheckedConfig {
+            path: file.path.display().to_string(),
+            kind: file.config.kind.to_string(),
+            framework: file.config.framework.to_string(),
+            fingerprint: Fingerprint::of(&file.config).to_string(),
+            findings: findings
+                .iter()
+                .filter(|f| f.path == file.path)
+                .map(ToString::to_string)
+                .collect(),
+        })
+        .collect())
+}

@@ -93,21 +93,23 @@ impl EnvSettings {
 /// What `env` found: the explanation for standard error, the switches for standard output
 /// (`None`: no variable), and whether an input could not be read (then nothing is printed
 /// on standard output and the exit code is 2).
-struct Answer {
-    explanation: String,
-    advice: Option<SwitchAdvice>,
-    failed: bool,
+pub struct Answer {
+    /// What standard error says: the runtime and why each switch.
+    pub explanation: String,
+    /// The switches, when there is an answer.
+    pub advice: Option<SwitchAdvice>,
+    /// A trace could not be read (no variable is printed).
+    pub failed: bool,
+    /// Why each trace that could not be read could not (also said on standard error).
+    pub errors: Vec<String>,
 }
 
-/// `stepscope env`.
-pub fn run(args: EnvArgs) -> anyhow::Result<Outcome> {
-    let settings = match EnvSettings::resolve(args) {
-        Ok(settings) => settings,
-        Err(error) => {
-            output::print_error(&error);
-            return Ok(Outcome::InputError);
-        }
-    };
+/// `env`'s answer for `settings`; a detection that failed, with its hint.
+///
+/// # Errors
+///
+/// `--detect` could not read what it needed (a process's maps, a `--root`).
+pub fn answer(settings: &EnvSettings) -> Result<Answer, (DetectError, String)> {
     let answer = match &settings.runtime {
         RuntimeChoice::Rocm(version) => {
             let advice = advice_for_text(version);
@@ -119,12 +121,14 @@ pub fn run(args: EnvArgs) -> anyhow::Result<Outcome> {
                 ),
                 advice: Some(advice),
                 failed: false,
+                errors: Vec::new(),
             }
         }
         RuntimeChoice::Cuda => Answer {
             explanation: format!("{CUDA_NOTE}\n{CUDA_MISSING_KERNELS_NOTE}\n"),
             advice: None,
             failed: false,
+            errors: Vec::new(),
         },
         RuntimeChoice::Detect(options) => {
             match detect_runtime(options, &SystemCommandRunner::default()) {
@@ -137,15 +141,38 @@ pub fn run(args: EnvArgs) -> anyhow::Result<Outcome> {
                             + closing(&advice),
                         advice: Some(advice),
                         failed: false,
+                        errors: Vec::new(),
                     }
                 }
                 Err(error) => {
-                    print_with_hint(error, options)?;
-                    return Ok(Outcome::InputError);
+                    let hint = detect_hint(&error, options);
+                    return Err((error, hint));
                 }
             }
         }
         RuntimeChoice::Trace(files) => advise_from_traces(files),
+    };
+    Ok(answer)
+}
+
+/// `stepscope env`.
+pub fn run(args: EnvArgs) -> anyhow::Result<Outcome> {
+    let settings = match EnvSettings::resolve(args) {
+        Ok(settings) => settings,
+        Err(error) => {
+            output::print_error(&error);
+            return Ok(Outcome::InputError);
+        }
+    };
+    let answer = match answer(&settings) {
+        Ok(answer) => answer,
+        Err((error, hint)) => {
+            output::print_error(&anyhow::Error::new(error));
+            let mut stderr = std::io::stderr().lock();
+            writeln!(stderr, "hint: {hint}")?;
+            stderr.flush()?;
+            return Ok(Outcome::InputError);
+        }
     };
     let mut stderr = std::io::stderr().lock();
     stderr.write_all(answer.explanation.as_bytes())?;
@@ -160,9 +187,9 @@ pub fn run(args: EnvArgs) -> anyhow::Result<Outcome> {
     Ok(Outcome::Success)
 }
 
-/// Prints a detection error with what to do about it.
-fn print_with_hint(error: DetectError, options: &DetectOptions) -> std::io::Result<()> {
-    let hint = match &error {
+/// How to fix a failed detection.
+pub fn detect_hint(error: &DetectError, options: &DetectOptions) -> String {
+    match error {
         DetectError::MapsUnreadable { pid, owner, .. } => run_as_owner(*pid, *owner),
         DetectError::ProcessGone { .. } => {
             "start the server again and pass its new pid (`pgrep -f sglang`), or leave out --pid to look at every process".to_owned()
@@ -176,11 +203,7 @@ fn print_with_hint(error: DetectError, options: &DetectOptions) -> std::io::Resu
         _ => {
             "--root takes a folder that stands for `/`, such as a container's root file system; leave it out to look at this machine".to_owned()
         }
-    };
-    output::print_error(&anyhow::Error::new(error));
-    let mut stderr = std::io::stderr().lock();
-    writeln!(stderr, "hint: {hint}")?;
-    stderr.flush()
+    }
 }
 
 /// What to do when process `pid`'s maps cannot be read: run as its owner (or root).
@@ -214,18 +237,20 @@ fn user_name(uid: u32) -> Option<String> {
 /// reported (naming the file) and the rest are still explained.
 fn advise_from_traces(files: &[PathBuf]) -> Answer {
     let mut read: Vec<(&Path, HeaderRuntime)> = Vec::new();
-    let mut failed = 0;
+    let mut errors = Vec::new();
     for path in files {
         // The whole trace is read for its header: the header fields may come after the
         // events (a CUDA trace writes `cuda_runtime_version` at the end).
         match read_trace_file(path, &ReadOptions::default()) {
             Ok(trace) => read.push((path, runtime_from_header(&trace.metadata))),
             Err(error) => {
-                output::print_error(&anyhow::Error::new(error));
-                failed += 1;
+                let error = anyhow::Error::new(error);
+                output::print_error(&error);
+                errors.push(format!("{error:#}"));
             }
         }
     }
+    let failed = errors.len();
     let runtimes: Vec<HeaderRuntime> = read.iter().map(|(_, r)| r.clone()).collect();
     let advice = advice_for_runtimes(&runtimes);
     let mut explanation = describe_headers(&read);
@@ -252,6 +277,7 @@ fn advise_from_traces(files: &[PathBuf]) -> Answer {
         explanation,
         advice,
         failed: failed > 0,
+        errors,
     }
 }
 

@@ -3,10 +3,10 @@
 
 pub(crate) mod analyze;
 mod bench;
-mod config;
+pub(crate) mod config;
 mod demo;
 pub(crate) mod diff;
-mod env;
+pub(crate) mod env;
 mod grade;
 mod grade_live;
 mod grade_page;
