@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Builds the `stepscope` wheel (maturin, abi3, manylinux) and runs the Python package's tests
+# Builds the `stepscope` wheel (maturin, abi3, manylinux2014: glibc 2.17 and later, linked
+# with zig so that this machine's newer glibc does not leak in) and runs the Python package's tests
 # (python/tests) against it, installed into a fresh venv: what `pip install stepscope` gives a
 # user, never the source tree. Run by .ci/run; standalone: `bash scripts/python-wheel.sh`.
 #
@@ -12,10 +13,10 @@ cd "$(dirname "$0")/.."
 log() { printf '[python-wheel %(%H:%M:%S)T] %s\n' -1 "$*" >&2; }
 
 build_venv=${STEPSCOPE_PY_BUILD_VENV:-$HOME/.cache/stepscope/py-build-venv}
-if [ ! -x "$build_venv/bin/maturin" ]; then
-  log "installing maturin into $build_venv"
+if [ ! -x "$build_venv/bin/maturin" ] || ! "$build_venv/bin/python" -m ziglang version >/dev/null 2>&1; then
+  log "installing maturin and zig (the ziglang wheel) into $build_venv"
   python3 -m venv "$build_venv"
-  "$build_venv/bin/pip" install -q --disable-pip-version-check "maturin>=1.9,<2"
+  "$build_venv/bin/pip" install -q --disable-pip-version-check "maturin>=1.9,<2" ziglang
 fi
 
 scratch=$(mktemp -d)
@@ -23,7 +24,8 @@ trap 'rm -rf "$scratch"' EXIT
 wheels=${STEPSCOPE_WHEEL_DIR:-$scratch/wheels}
 mkdir -p "$wheels"
 log "building the wheel ($("$build_venv/bin/maturin" --version))"
-if ! "$build_venv/bin/maturin" build --release --locked --out "$wheels" > "$scratch/build.log" 2>&1; then
+if ! PATH="$build_venv/bin:$PATH" "$build_venv/bin/maturin" build --release --locked \
+  --zig --compatibility manylinux2014 --out "$wheels" > "$scratch/build.log" 2>&1; then
   tail -n 60 "$scratch/build.log" >&2
   log "error: maturin build failed (the end of its log is above)"
   exit 1
@@ -31,6 +33,10 @@ fi
 grep -vE '^\s+(Compiling|Checking|Downloaded|Downloading) ' "$scratch/build.log" | tail -n 8 >&2 || true
 wheel=$(ls -t "$wheels"/stepscope-*.whl | head -1)
 log "built $(basename "$wheel") ($(du -h "$wheel" | cut -f1))"
+case $(basename "$wheel") in
+  *-cp39-abi3-manylinux2014_x86_64*) ;;
+  *) log "error: expected an abi3 manylinux2014 wheel"; exit 1 ;;
+esac
 
 log "installing it into a fresh venv, with pytest, pandas and polars"
 python3 -m venv "$scratch/venv"
