@@ -7,6 +7,7 @@
 #   STEPSCOPE_PY_BUILD_VENV  where maturin is installed (default ~/.cache/stepscope/py-build-venv)
 #   STEPSCOPE_WHEEL_DIR      keep the built wheel there (default: a temporary folder)
 #   STEPSCOPE_TRACES         a trace corpus: its Kineto files join the comparison with the CLI
+#   CARGO_TARGET_DIR         where the developer tool that writes the rocprofv3 files is built
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -42,7 +43,18 @@ log "installing it into a fresh venv, with pytest, pandas and polars"
 python3 -m venv "$scratch/venv"
 "$scratch/venv/bin/pip" install -q --disable-pip-version-check "$wheel" pytest pandas polars duckdb matplotlib ray
 
+# Formats the repository carries no file of (rocprofv3's SQLite database and JSON), written
+# from a real SGLang decode trace by the developer tool the Rust tests use.
+formats="$scratch/formats"
+mkdir -p "$formats"
+cargo build -q --locked -p stepscope-dev --bin tile-trace
+tile=${CARGO_TARGET_DIR:-target}/debug/tile-trace
+sglang=testdata/traces/tracelens/tests/traces/inference/sglang_decode/sglang_Qwen3-8B_decode.json.gz
+"$tile" "$sglang" --target-bytes 1 --as rocpd -o "$formats/sglang_decode_results.db" >&2
+"$tile" "$sglang" --target-bytes 1 --as rocprof-json -o "$formats/sglang_decode_results.json" >&2
+
 log "pytest python/tests"
 # From the tests' folder, with the venv's bin on PATH (its `stepscope` command), so that
 # `import stepscope` can only find the installed package.
-(cd python/tests && PATH="$scratch/venv/bin:$PATH" "$scratch/venv/bin/python" -m pytest -q -p no:cacheprovider)
+(cd python/tests && PATH="$scratch/venv/bin:$PATH" STEPSCOPE_PY_FORMATS="$formats" \
+  "$scratch/venv/bin/python" -m pytest -q -p no:cacheprovider)

@@ -2,6 +2,8 @@
 document, tables that agree with it, errors with the command's message."""
 
 import json
+import os
+import pathlib
 import subprocess
 import threading
 import time
@@ -44,8 +46,16 @@ def kineto_traces():
     return [found[key] for key in sorted(found)]
 
 
+def converted():
+    """rocprofv3 SQLite and JSON files written from a real trace (scripts/python-wheel.sh)."""
+    folder = os.environ.get("STEPSCOPE_PY_FORMATS")
+    if not folder:
+        return []
+    return sorted(pathlib.Path(folder).glob("*_results.*"))
+
+
 def cases():
-    return kineto_traces() + [TRACES / p for p in OTHER_FORMATS]
+    return kineto_traces() + [TRACES / p for p in OTHER_FORMATS] + converted()
 
 
 def cli_document(cli, path):
@@ -193,3 +203,9 @@ def test_diff_equals_the_commands_json_and_gates(cli, tmp_path):
     with pytest.raises(stepscope.StepscopeError) as error:
         stepscope.diff(tmp_path / "missing.json", base)
     assert "missing.json" in error.value.message
+
+
+def test_the_converted_formats_are_compared_when_the_script_writes_them():
+    if os.environ.get("STEPSCOPE_PY_FORMATS"):
+        names = sorted(p.name for p in converted())
+        assert names == ["sglang_decode_results.db", "sglang_decode_results.json"]
