@@ -183,13 +183,7 @@ fn medians(svg: &mut String, phases: &[PlotPhase], scale: &Scale) {
         if own.is_empty() {
             continue;
         }
-        own.sort_by(f64::total_cmp);
-        let middle = own.len() / 2;
-        let median = if own.len() % 2 == 1 {
-            own[middle]
-        } else {
-            (own[middle - 1] + own[middle]) / 2.0
-        };
+        let median = stepscope_analysis::noise::median(&mut own);
         let _ = writeln!(
             svg,
             "<line class=\"median\" x1=\"{LEFT}\" x2=\"{}\" y1=\"{y:.1}\" y2=\"{y:.1}\" stroke=\"{color}\" stroke-opacity=\"0.5\"/>",
