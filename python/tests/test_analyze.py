@@ -14,7 +14,8 @@ import stepscope
 
 from conftest import TRACES, corpus_dir
 
-# Small files of every format the repository carries; the Kineto ones are all of its own.
+# Small files of every other format the repository carries (its rpd2tracing JSON is among the
+# JSON traces already).
 OTHER_FORMATS = [
     "rocmprofiledata/examples/rocm-profile-data/results/matmul_result.rpd",
     "rocmprofiledata/examples/rocm-profile-data/results/matmul_result.json",
@@ -55,7 +56,10 @@ def converted():
 
 
 def cases():
-    return kineto_traces() + [TRACES / p for p in OTHER_FORMATS] + converted()
+    """Each file once: the JSON traces, the other formats carried, the converted ones."""
+    found = kineto_traces()
+    found += [TRACES / p for p in OTHER_FORMATS if not p.endswith(".json")]
+    return found + converted()
 
 
 def cli_document(cli, path):
