@@ -222,15 +222,10 @@ fn count_at_most(a: &[f64], b: &[f64], t: f64) -> u64 {
     count
 }
 
-/// The median (the mean of the middle two for an even count); sorts `values`.
+/// The median (the mean of the middle two for an even count; NaN for none); sorts `values`.
 pub fn median(values: &mut [f64]) -> f64 {
     values.sort_by(f64::total_cmp);
-    let n = values.len();
-    match n {
-        0 => f64::NAN,
-        _ if n % 2 == 1 => values[n / 2],
-        _ => (values[n / 2 - 1] + values[n / 2]) / 2.0,
-    }
+    stepscope_model::summary::median_sorted(values).unwrap_or(f64::NAN)
 }
 
 #[cfg(test)]

@@ -69,15 +69,7 @@ fn lerp(a: f64, b: f64, t: f64) -> f64 {
     }
 }
 
-/// `np.median(sorted)`: the middle value, or the mean of the two middle values.
-pub fn median_sorted(sorted: &[f64]) -> Option<f64> {
-    let n = sorted.len();
-    match n {
-        0 => None,
-        _ if n % 2 == 1 => Some(sorted[n / 2]),
-        _ => Some((sorted[n / 2 - 1] + sorted[n / 2]) / 2.0),
-    }
-}
+pub use stepscope_model::summary::median_sorted;
 
 #[cfg(test)]
 mod tests {

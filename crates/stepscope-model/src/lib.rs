@@ -35,6 +35,7 @@ mod op_args;
 pub mod patterns;
 mod runtime_kind;
 mod stats;
+pub mod summary;
 pub mod switches;
 mod tables;
 pub mod text;

@@ -5,7 +5,7 @@
 //! prints the grade.
 
 use super::grade::{GradeArgs, finish, settings};
-use super::profile::lines::PhaseLines;
+use super::lines::PhaseLines;
 use crate::Outcome;
 use crate::output;
 use anyhow::{Context as _, bail};

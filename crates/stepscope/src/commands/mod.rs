@@ -11,6 +11,7 @@ mod grade;
 mod grade_live;
 mod grade_page;
 pub(crate) mod inputs;
+mod lines;
 mod outputs;
 mod profile;
 mod progress;

@@ -2,7 +2,6 @@
 //! windows, collection, throughput), then every window's traces through `analyze`'s code.
 
 mod analysis;
-pub(crate) mod lines;
 mod summary;
 
 use crate::Outcome;
@@ -110,7 +109,7 @@ pub fn run(args: ProfileArgs) -> anyhow::Result<Outcome> {
         }
     };
     let interrupt = install_interrupt(&run)?;
-    let mut lines = lines::PhaseLines::new(!args.no_progress);
+    let mut lines = super::lines::PhaseLines::new(!args.no_progress);
     lines.say(&format!("run directory {}", run.root().display()));
     let result = run_profile(&plan, &run, &interrupt, &mut |text| lines.say(text));
     lines.finish();

@@ -31,11 +31,7 @@ impl RowStats {
         values.sort_by(f64::total_cmp);
         let n = values.len();
         let mean = values.iter().sum::<f64>() / n as f64;
-        let median = if n % 2 == 1 {
-            values[n / 2]
-        } else {
-            (values[n / 2 - 1] + values[n / 2]) / 2.0
-        };
+        let median = stepscope_model::summary::median_sorted(values)?;
         let std = (n > 1).then(|| {
             let var = values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1) as f64;
             var.sqrt()

@@ -1,5 +1,5 @@
-//! The progress of a profile run on stderr: one updating line on a terminal, else a line
-//! per change of phase (what a CI log, or a test waiting for a phase, reads).
+//! The progress of a `profile` or live `grade` run on stderr: one updating line on a terminal,
+//! else a line per change of phase (what a CI log, or a test waiting for a phase, reads).
 
 use indicatif::{ProgressBar, ProgressStyle};
 use std::io::{IsTerminal, Write};
