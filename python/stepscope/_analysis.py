@@ -7,19 +7,6 @@ import html
 import io
 from typing import Any, Iterator, Optional
 
-# The tables, in the order ``--parquet`` writes them (docs/parquet-schema.md).
-TABLE_NAMES = (
-    "runs",
-    "files",
-    "graphs",
-    "replays",
-    "findings",
-    "stages",
-    "stage_category",
-    "kernels",
-    "efficiency",
-)
-
 # The replay counts summed over files for ``Analysis.counts``.
 COUNT_KEYS = (
     "replays",

@@ -25,6 +25,15 @@ class StepscopeError(Exception):
         super().__init__(text)
 
 
+def _call(function, *args):
+    """Calls into the extension, raising its errors as :class:`StepscopeError`."""
+    try:
+        return function(*args)
+    except _stepscope.StepscopeError as error:
+        message, hint, code = error.args
+        raise StepscopeError(message, hint, code) from None
+
+
 def _paths(paths: Union[PathLike, Iterable[PathLike]]) -> list[str]:
     if isinstance(paths, (str, os.PathLike)):
         return [os.fspath(paths)]
@@ -79,11 +88,7 @@ def analyze(
     ):
         if on:
             args.append(flag)
-    try:
-        text, tables, exit_code = _stepscope.analyze(args)
-    except _stepscope.StepscopeError as error:
-        message, hint, code = error.args
-        raise StepscopeError(message, hint, code) from None
+    text, tables, exit_code = _call(_stepscope.analyze, args)
     return Analysis(json.loads(text), tables, exit_code)
 
 
@@ -111,21 +116,8 @@ def diff(
         args.append("--force")
     if no_capture_folder:
         args.append("--no-capture-folder")
-    try:
-        text, exit_code = _stepscope.diff(args)
-    except _stepscope.StepscopeError as error:
-        message, hint, code = error.args
-        raise StepscopeError(message, hint, code) from None
+    text, exit_code = _call(_stepscope.diff, args)
     return Diff(json.loads(text), exit_code)
-
-
-def _call(function, *args):
-    """Calls into the extension, raising its errors as :class:`StepscopeError`."""
-    try:
-        return function(*args)
-    except _stepscope.StepscopeError as error:
-        message, hint, code = error.args
-        raise StepscopeError(message, hint, code) from None
 
 
 def env(

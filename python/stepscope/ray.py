@@ -26,7 +26,7 @@ import re
 from typing import Any, Iterable, Optional, Union
 
 from . import _stepscope
-from ._api import StepscopeError, analyze
+from ._api import StepscopeError, _call, analyze
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -59,12 +59,7 @@ def plan(paths_or_globs: Union[PathLike, Iterable[PathLike]]) -> list[tuple[str,
         matched += hits
     runs, taken = [], set()
     for path in matched:
-        try:
-            files = _stepscope.find_traces([path])
-        except _stepscope.StepscopeError as error:
-            message, hint, code = error.args
-            raise StepscopeError(message, hint, code) from None
-        runs.append((_run_name(path, taken), files))
+        runs.append((_run_name(path, taken), _call(_stepscope.find_traces, [path])))
     return runs
 
 

@@ -3,6 +3,7 @@
 //! reported metrics with their intervals. One self-contained file: the chart is inline SVG
 //! drawn here, no script, no network.
 
+use crate::html::escape_html as escape;
 use std::fmt::Write as _;
 
 /// A phase on the chart.
@@ -213,13 +214,6 @@ fn table(page: &GradePage) -> String {
     }
     out.push_str("</tbody></table>\n");
     out
-}
-
-fn escape(raw: &str) -> String {
-    raw.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
 }
 
 const STYLE: &str = "body{font-family:system-ui,sans-serif;margin:2em;max-width:960px;color:#222}\

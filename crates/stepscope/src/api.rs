@@ -4,9 +4,9 @@
 //! same code, so a notebook and a pipeline can never disagree.
 
 use crate::commands::analyze::{
-    AnalyzeArgs, AnalyzeSettings, analyze_files, dataset, outcome, take_export_failure, write_files,
+    AnalyzeArgs, AnalyzeSettings, Documented, documented, outcome, write_files,
 };
-use clap::Parser;
+use clap::{Args, FromArgMatches};
 use std::ffi::OsString;
 use stepscope_report::parquet::{RunId, RunInfo, table_files};
 
@@ -49,12 +49,21 @@ pub struct Analysis {
     pub exit_code: u8,
 }
 
-/// `analyze`'s arguments alone.
-#[derive(Debug, Parser)]
-#[command(name = "stepscope analyze")]
-struct AnalyzeCommand {
-    #[command(flatten)]
-    args: AnalyzeArgs,
+/// One command's arguments (`A`), parsed as `COMMAND ARGS` would be: a usage error is the
+/// message clap prints, exit code 2.
+fn parse<A: Args + FromArgMatches>(
+    command: &'static str,
+    args: &[OsString],
+) -> Result<A, ApiError> {
+    let words = std::iter::once(OsString::from(command)).chain(args.iter().cloned());
+    A::augment_args(clap::Command::new(command))
+        .try_get_matches_from(words)
+        .and_then(|matches| A::from_arg_matches(&matches))
+        .map_err(|error| ApiError {
+            message: error.render().to_string().trim_end().to_owned(),
+            hint: None,
+            exit_code: 2,
+        })
 }
 
 /// Runs `stepscope analyze ARGS` (without the word `analyze`) in this process: every file
@@ -66,29 +75,21 @@ struct AnalyzeCommand {
 /// Bad arguments, no file that could be read, or an output that could not be written: the
 /// command's message and hint, with its exit code.
 pub fn analyze(args: &[OsString]) -> Result<Analysis, ApiError> {
-    let words = std::iter::once(OsString::from("analyze")).chain(args.iter().cloned());
-    let parsed = AnalyzeCommand::try_parse_from(words).map_err(|error| ApiError {
-        message: error.render().to_string().trim_end().to_owned(),
-        hint: None,
-        exit_code: 2,
-    })?;
-    let mut settings = AnalyzeSettings::resolve(parsed.args).map_err(|e| ApiError::new(&e, 2))?;
+    let parsed: AnalyzeArgs = parse("stepscope analyze", args)?;
+    let mut settings = AnalyzeSettings::resolve(parsed).map_err(|e| ApiError::new(&e, 2))?;
     settings.keep_replays = true;
-    let mut analyzed = analyze_files(&settings);
-    let export_failure = take_export_failure(&mut analyzed);
-    let document = analyzed.into_document(settings.top.max(50));
-    if document.files.is_empty() {
-        if let Some(parquet) = &settings.parquet {
-            dataset::write(&document, parquet).map_err(|e| ApiError::new(&e, 2))?;
+    let (document, export_failure) = match documented(&settings) {
+        Ok(Documented::Read(document, export_failure)) => (document, export_failure),
+        Ok(Documented::Unread(failed)) => {
+            let failed: Vec<String> = failed
+                .iter()
+                .map(|f| format!("{}: {}", f.path, f.error))
+                .collect();
+            let error = anyhow::anyhow!("No trace could be read:\n{}", failed.join("\n"));
+            return Err(ApiError::new(&error, 2));
         }
-        let failed: Vec<String> = document
-            .failed_files
-            .iter()
-            .map(|f| format!("{}: {}", f.path, f.error))
-            .collect();
-        let error = anyhow::anyhow!("No trace could be read:\n{}", failed.join("\n"));
-        return Err(ApiError::new(&error, 2));
-    }
+        Err(error) => return Err(ApiError::new(&error, 2)),
+    };
     write_files(&document, &settings).map_err(|e| ApiError::new(&e, 2))?;
     if let Some(error) = export_failure {
         return Err(ApiError::new(&error, 1));
@@ -165,14 +166,6 @@ pub fn combine_verdicts(verdicts: &[String], failed: usize) -> Result<String, Ap
     )
 }
 
-/// `diff`'s arguments alone.
-#[derive(Debug, Parser)]
-#[command(name = "stepscope diff")]
-struct DiffCommand {
-    #[command(flatten)]
-    args: crate::commands::diff::DiffArgs,
-}
-
 /// Runs `stepscope diff ARGS` (without the word `diff`) in this process: the document
 /// `diff --json` prints, and the command's exit code (3 for a refused stage or a failed
 /// `--fail-on-regression`); `--html` is written where given.
@@ -182,13 +175,8 @@ struct DiffCommand {
 /// Bad arguments, or a side of which no trace could be read.
 pub fn diff(args: &[OsString]) -> Result<(String, u8), ApiError> {
     use crate::commands::diff::{DiffSettings, compared, outcome};
-    let words = std::iter::once(OsString::from("diff")).chain(args.iter().cloned());
-    let parsed = DiffCommand::try_parse_from(words).map_err(|error| ApiError {
-        message: error.render().to_string().trim_end().to_owned(),
-        hint: None,
-        exit_code: 2,
-    })?;
-    let settings = DiffSettings::resolve(parsed.args).map_err(|e| ApiError::new(&e, 2))?;
+    let parsed: crate::commands::diff::DiffArgs = parse("stepscope diff", args)?;
+    let settings = DiffSettings::resolve(parsed).map_err(|e| ApiError::new(&e, 2))?;
     let Some(done) = compared(&settings).map_err(|e| ApiError::new(&e, 2))? else {
         return Err(ApiError {
             message: "A side could not be read: no trace file of it could be read".to_owned(),
@@ -210,14 +198,6 @@ pub struct EnvAnswer {
     pub explanation: String,
 }
 
-/// `env`'s arguments alone.
-#[derive(Debug, Parser)]
-#[command(name = "stepscope env")]
-struct EnvCommand {
-    #[command(flatten)]
-    args: crate::commands::env::EnvArgs,
-}
-
 /// Runs `stepscope env ARGS` (without the word `env`) in this process.
 ///
 /// # Errors
@@ -226,13 +206,8 @@ struct EnvCommand {
 /// be read: the command's message and hint.
 pub fn env(args: &[OsString]) -> Result<EnvAnswer, ApiError> {
     use crate::commands::env::{EnvSettings, answer};
-    let words = std::iter::once(OsString::from("env")).chain(args.iter().cloned());
-    let parsed = EnvCommand::try_parse_from(words).map_err(|error| ApiError {
-        message: error.render().to_string().trim_end().to_owned(),
-        hint: None,
-        exit_code: 2,
-    })?;
-    let settings = EnvSettings::resolve(parsed.args).map_err(|e| ApiError::new(&e, 2))?;
+    let parsed: crate::commands::env::EnvArgs = parse("stepscope env", args)?;
+    let settings = EnvSettings::resolve(parsed).map_err(|e| ApiError::new(&e, 2))?;
     let found = answer(&settings).map_err(|(error, hint)| ApiError {
         message: format!("{:#}", anyhow::Error::new(error)),
         hint: Some(hint),

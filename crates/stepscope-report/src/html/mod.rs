@@ -188,7 +188,8 @@ fn script_json<T: Serialize>(value: &T) -> String {
     json.replace('<', "\\u003c")
 }
 
-fn escape_html(raw: &str) -> String {
+/// `raw` as HTML text: `&`, `<`, `>` and `"` escaped.
+pub(crate) fn escape_html(raw: &str) -> String {
     raw.replace('&', "&amp;")
         .replace('<', "&lt;")
         .replace('>', "&gt;")

@@ -22,7 +22,7 @@ use super::schedule::{SIDES, Schedule};
 use super::{Decision, Grade, GradeSettings, grade, read_phases};
 use crate::config::ConfigFile;
 use crate::fingerprint::Fingerprint;
-use crate::profile::rundir::{now, write_atomic};
+use crate::profile::rundir::{make_new_dir, now, write_atomic};
 use crate::profile::server_phase::{await_ready, start_server, still_running_message, stop_server};
 use crate::profile::{Interrupt, LoadRun, ProfileError, RunDirError};
 use crate::server::ManagedServer;
@@ -216,20 +216,15 @@ pub fn run_live(
     })
 }
 
-/// Makes the run directory, refusing one that holds files (runs never mix).
+/// Makes the run directory (refused when it holds files) and its sides' folders.
 fn prepare(out: &Path) -> Result<(), RunDirError> {
-    let error = |source| RunDirError {
-        path: out.to_owned(),
-        source,
-    };
-    if out.is_dir() && std::fs::read_dir(out).map_err(error)?.next().is_some() {
-        return Err(error(std::io::Error::new(
-            std::io::ErrorKind::AlreadyExists,
-            "the run directory already holds files; give a new --out (runs never mix)",
-        )));
-    }
+    make_new_dir(out)?;
     for side in SIDES {
-        std::fs::create_dir_all(out.join(side)).map_err(error)?;
+        let folder = out.join(side);
+        std::fs::create_dir_all(&folder).map_err(|source| RunDirError {
+            path: folder,
+            source,
+        })?;
     }
     Ok(())
 }

@@ -152,6 +152,17 @@ pub enum Decision {
     Inconclusive,
 }
 
+impl Decision {
+    /// The word, as in the JSON: `KEEP`, `REVERT`, `INCONCLUSIVE`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Decision::Keep => "KEEP",
+            Decision::Revert => "REVERT",
+            Decision::Inconclusive => "INCONCLUSIVE",
+        }
+    }
+}
+
 /// An objective on both sides: the median phase's value.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct SloCheck {

@@ -44,17 +44,7 @@ pub struct RunDirError {
 impl RunDir {
     /// Makes `root` (which must not hold files yet) and writes the first `results.json`.
     pub fn create(root: &Path, record: RunRecord) -> Result<Self, RunDirError> {
-        let error = |source| RunDirError {
-            path: root.to_owned(),
-            source,
-        };
-        if root.is_dir() && std::fs::read_dir(root).map_err(error)?.next().is_some() {
-            return Err(error(std::io::Error::new(
-                std::io::ErrorKind::AlreadyExists,
-                "the run directory already holds files; give a new --out (runs never mix)",
-            )));
-        }
-        std::fs::create_dir_all(root).map_err(error)?;
+        make_new_dir(root)?;
         let dir = RunDir {
             root: root.to_owned(),
             record: Arc::new(Mutex::new(record)),
@@ -131,6 +121,21 @@ impl RunDir {
     fn lock(&self) -> std::sync::MutexGuard<'_, RunRecord> {
         self.record.lock().unwrap_or_else(PoisonError::into_inner)
     }
+}
+
+/// Makes the run directory `root`, refused when it already holds files (runs never mix).
+pub(crate) fn make_new_dir(root: &Path) -> Result<(), RunDirError> {
+    let error = |source| RunDirError {
+        path: root.to_owned(),
+        source,
+    };
+    if root.is_dir() && std::fs::read_dir(root).map_err(error)?.next().is_some() {
+        return Err(error(std::io::Error::new(
+            std::io::ErrorKind::AlreadyExists,
+            "the run directory already holds files; give a new --out (runs never mix)",
+        )));
+    }
+    std::fs::create_dir_all(root).map_err(error)
 }
 
 pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), RunDirError> {

@@ -1,7 +1,7 @@
 //! `stepscope analyze`: read traces, run every pass, render.
 
 pub(crate) mod captures;
-pub(crate) mod dataset;
+mod dataset;
 mod honesty;
 
 use super::inputs::{add_captures_beside, find_inputs, leave_out_captures, with_companions};
@@ -339,7 +339,7 @@ pub struct Analyzed {
 }
 
 /// The first output that could not be written while files were analysed (`--perfetto`).
-pub fn take_export_failure(analyzed: &mut Analyzed) -> Option<anyhow::Error> {
+fn take_export_failure(analyzed: &mut Analyzed) -> Option<anyhow::Error> {
     analyzed
         .results
         .iter_mut()
@@ -647,21 +647,40 @@ pub fn run(args: AnalyzeArgs) -> anyhow::Result<Outcome> {
             return Ok(Outcome::InputError);
         }
     };
-    let mut analyzed = analyze_files(&settings);
-    let export_failure = take_export_failure(&mut analyzed);
-    let document = analyzed.into_document(settings.top.max(50));
-    if document.files.is_empty() {
-        // Nothing to print; a dataset still records the run and why each file failed.
-        if let Some(parquet) = &settings.parquet {
-            dataset::write(&document, parquet)?;
-        }
+    let Documented::Read(document, export_failure) = documented(&settings)? else {
         return Ok(Outcome::InputError);
-    }
+    };
     emit(&document, &settings)?;
     match export_failure {
         Some(error) => Err(error),
         None => Ok(outcome(&document, &settings)),
     }
+}
+
+/// What [`documented`] made of the inputs.
+pub enum Documented {
+    /// The document, and the first export that failed (`--perfetto`).
+    Read(Box<Document>, Option<anyhow::Error>),
+    /// No file could be read: each, and why (a dataset still records the run).
+    Unread(Vec<FailedFile>),
+}
+
+/// Every file read and analysed into the document.
+///
+/// # Errors
+///
+/// No file could be read and the dataset that records so could not be written.
+pub fn documented(settings: &AnalyzeSettings) -> anyhow::Result<Documented> {
+    let mut analyzed = analyze_files(settings);
+    let export_failure = take_export_failure(&mut analyzed);
+    let document = analyzed.into_document(settings.top.max(50));
+    if !document.files.is_empty() {
+        return Ok(Documented::Read(Box::new(document), export_failure));
+    }
+    if let Some(parquet) = &settings.parquet {
+        dataset::write(&document, parquet)?;
+    }
+    Ok(Documented::Unread(document.failed_files))
 }
 
 /// Arguments of `analyze`.

@@ -162,12 +162,7 @@ pub fn finish(graded: &Grade, json: bool) -> anyhow::Result<Outcome> {
 /// The terminal text: the decision, why, each objective, and each side's phases in order.
 fn render(graded: &Grade) -> String {
     let mut out = String::new();
-    let word = match graded.decision {
-        Decision::Keep => "KEEP",
-        Decision::Revert => "REVERT",
-        Decision::Inconclusive => "INCONCLUSIVE",
-    };
-    let _ = writeln!(out, "{word} — {}", graded.reason);
+    let _ = writeln!(out, "{} — {}", graded.decision.as_str(), graded.reason);
     if let Some(phases) = graded.phases_to_settle {
         let _ = writeln!(out, "about {phases} phases a side would likely settle it");
     }

@@ -2,8 +2,8 @@
 
 use std::path::Path;
 use stepscope_report::grade_page::{GradePage, MetricRow, PlotPhase, render};
+use stepscope_serving::grade::RelativeChange;
 use stepscope_serving::grade::live::LiveRun;
-use stepscope_serving::grade::{Decision, RelativeChange};
 
 /// Writes `OUT/report.html`.
 pub fn write(out: &Path, run: &LiveRun) -> anyhow::Result<()> {
@@ -15,11 +15,6 @@ pub fn write(out: &Path, run: &LiveRun) -> anyhow::Result<()> {
 fn page(run: &LiveRun) -> GradePage {
     let grade = &run.grade;
     let record = &run.record;
-    let decision = match grade.decision {
-        Decision::Keep => "KEEP",
-        Decision::Revert => "REVERT",
-        Decision::Inconclusive => "INCONCLUSIVE",
-    };
     let phases = record
         .order
         .iter()
@@ -49,7 +44,7 @@ fn page(run: &LiveRun) -> GradePage {
         ),
     };
     GradePage {
-        decision: decision.to_owned(),
+        decision: grade.decision.as_str().to_owned(),
         reason: grade.reason.clone(),
         status,
         sides: [side(0), side(1)],

@@ -31,11 +31,6 @@ fn baseline(script: &Path, dir: &Path, port: u16, name: &str, args: &[&str]) -> 
     PathBuf::from(String::from_utf8_lossy(&written.stdout).trim())
 }
 
-fn free_port() -> u16 {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
-    listener.local_addr().expect("address").port()
-}
-
 /// Grades BASE against CANDIDATE with `phases` a side into `out`; exit code and grade.json.
 fn grade(base: &Path, candidate: &Path, out: &Path, phases: &str) -> (Option<i32>, Value) {
     let started = Instant::now();
@@ -92,7 +87,7 @@ fn one_sequence_at_a_time_is_revert_and_the_same_config_twice_is_never_decided()
     };
     let _lock = server::lock();
     let dir = tempfile::tempdir().expect("tempdir");
-    let port = free_port();
+    let port = server::free_port();
     let base = baseline(&server.script, dir.path(), port, "base", &[]);
     let one = baseline(
         &server.script,

@@ -79,11 +79,6 @@ fn assert_group_gone(group: i64) {
     }
 }
 
-fn free_port() -> u16 {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
-    listener.local_addr().expect("address").port()
-}
-
 #[test]
 fn profile_boots_vllm_records_windows_and_measures_throughput_then_attaches() {
     let Some(server) = server::from_env(
@@ -93,7 +88,7 @@ fn profile_boots_vllm_records_windows_and_measures_throughput_then_attaches() {
     };
     let _lock = server::lock();
     let dir = tempfile::tempdir().expect("tempdir");
-    let port = free_port();
+    let port = server::free_port();
     let config = config(dir.path(), &server.script, port, "");
     let first = dir.path().join("results/first");
     let started = Instant::now();

@@ -25,6 +25,12 @@ or, by hand:
     STEPSCOPE_E2E_SCRIPT=scripts/vllm-cpu.sh cargo test -p stepscope --test e2e
 To skip them on purpose (e.g. in `cargo test --workspace`), set STEPSCOPE_E2E=skip.";
 
+/// A loopback port nothing listens on now (for a server a test boots).
+pub fn free_port() -> u16 {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    listener.local_addr().expect("address").port()
+}
+
 /// The server from the environment; `None` when `STEPSCOPE_E2E=skip` (printed, so a skipped
 /// run is visible in the log). Panics with the way to run the tests when it is not set.
 #[track_caller]
