@@ -16,7 +16,7 @@
 
 pub mod combine;
 pub mod diff;
-pub mod noise;
+pub use stepscope_stats::noise;
 pub mod passes;
 
 use passes::capture_graphs::{CapturedGraph, captured_graphs_with_ops};

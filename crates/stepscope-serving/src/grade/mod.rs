@@ -3,7 +3,7 @@
 //!
 //! Each side is a set of benchmark phases (`stepscope bench --json` documents). The decision
 //! rests on each phase's output tokens per second: the typical ratio of a candidate phase to
-//! a base phase, with its distribution-free confidence interval (`stepscope_analysis::noise`:
+//! a base phase, with its distribution-free confidence interval (`stepscope_stats::noise`:
 //! Hodges–Lehmann with the Mann–Whitney interval), against a minimum effect. KEEP when the
 //! whole interval lies above `+min_effect`; REVERT when it lies below `−min_effect`, or when
 //! the candidate breaks a service-level objective (`--slo ttft_ms.p99=500`: the median
@@ -25,8 +25,8 @@ pub mod schedule;
 use serde::Serialize;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
-pub use stepscope_analysis::noise::RelativeChange;
-use stepscope_analysis::noise::{CONFIDENCE, Direction, median, min_samples, relative_change};
+pub use stepscope_stats::noise::RelativeChange;
+use stepscope_stats::noise::{CONFIDENCE, Direction, median, min_samples, relative_change};
 
 /// How a grading is made.
 #[derive(Debug, Clone, PartialEq)]
