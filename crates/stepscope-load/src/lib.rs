@@ -63,6 +63,7 @@ mod http1;
 mod limits;
 mod models;
 mod options;
+mod probe;
 pub mod prompts;
 mod quote;
 mod record;
@@ -78,9 +79,15 @@ pub use clock::{Clock, MonotonicClock};
 pub use error::LoadError;
 pub use http1::Endpoint;
 pub use limits::{MAX_REQUEST_TOKENS, MAX_TOKENS_IN_FLIGHT};
+pub use models::{ServedModel, list_model};
 pub use options::{Api, BenchOptions, PromptSource};
+pub use probe::{
+    PROBE_KIND, PROBE_SCHEMA_VERSION, ProbeAnswer, ProbeSet, ProbeSettings, probe_outputs,
+};
 pub use prompts::WordVocabulary;
-pub use record::{FailureKind, OutputTokenSource, RequestError, RequestRecord};
+pub use record::{
+    FailureKind, OutputTokenSource, RequestError, RequestRecord, USAGE_TOLERANCE_TOKENS, UsageCheck,
+};
 pub use report::{BenchReport, BenchSummary, Goodput, ReportSettings, SCHEMA_VERSION, Throughput};
 pub use runner::{BenchProgress, run_benchmark};
 pub use slo::Slo;

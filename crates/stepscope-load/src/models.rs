@@ -2,13 +2,15 @@
 //! (`{"data": [{"id": …, "max_model_len": …}, …]}`). With no model named, the first id is the
 //! model, as `vllm bench serve` picks it, and the list must be read. With a model named, the
 //! list is only asked for that model's `max_model_len` (vLLM and SGLang report it), and a
-//! list that cannot be read costs nothing but that number.
+//! list that cannot be read costs nothing but that number. The model's entry is kept in the
+//! report ([`ServedModel`]: vLLM's `root` is the weights' path, so two servers that call
+//! different weights by one name are told apart).
 
 use crate::error::LoadError;
 use crate::http1::{BodyDecoder, Endpoint, Http1Client, Step};
 use crate::options::BenchOptions;
 use crate::quote::{quote, quote_text};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use std::time::Duration as StdDuration;
 
 /// The longest the model list may take when it names the model (or the run's timeout, when
@@ -27,18 +29,50 @@ struct ModelList {
 #[derive(Deserialize)]
 struct ModelEntry {
     id: String,
-    /// Read as any value: a server that writes something odd here loses the number, not
-    /// its model list.
+    /// Read as any value: a server that writes something odd here loses the field, not its
+    /// model list.
+    #[serde(default)]
+    root: Option<serde_json::Value>,
     #[serde(default)]
     max_model_len: Option<serde_json::Value>,
 }
 
-impl ModelEntry {
+/// A model as the server lists it on `GET /v1/models`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ServedModel {
+    /// The name requests give in `model`.
+    pub id: String,
+    /// What the name stands for (vLLM: the weights' path or hub id), when listed.
+    pub root: Option<String>,
+    /// Prompt and output tokens of one request together, when listed.
+    pub max_model_len: Option<u64>,
+}
+
+impl ServedModel {
     fn context(&self) -> Option<ModelContext> {
-        let tokens = self.max_model_len.as_ref()?.as_u64().filter(|&n| n > 0)?;
         Some(ModelContext {
-            max_model_len: tokens,
+            max_model_len: self.max_model_len?,
         })
+    }
+}
+
+impl From<ModelEntry> for ServedModel {
+    fn from(entry: ModelEntry) -> Self {
+        let text = |value: Option<serde_json::Value>| {
+            value.and_then(|v| {
+                v.as_str()
+                    .map(stepscope_model::text::escape_controls)
+                    .map(|t| t.into_owned())
+            })
+        };
+        ServedModel {
+            id: stepscope_model::text::escape_controls(&entry.id).into_owned(),
+            root: text(entry.root),
+            max_model_len: entry
+                .max_model_len
+                .and_then(|v| v.as_u64())
+                .filter(|&n| n > 0),
+        }
     }
 }
 
@@ -50,18 +84,18 @@ pub(crate) struct ModelContext {
     pub(crate) max_model_len: u64,
 }
 
-/// The model to send and its context, when the server reports one.
+/// The model to send and its entry in the server's list, when it has one.
 pub(crate) async fn served_model(
     options: &BenchOptions,
-) -> Result<(String, Option<ModelContext>), LoadError> {
+) -> Result<(String, Option<ServedModel>), LoadError> {
     if !options.model.is_empty() {
         let listed = list(options, CONTEXT_TIMEOUT).await.ok();
-        let context = listed
+        let served = listed
             .into_iter()
             .flatten()
             .find(|entry| entry.id == options.model)
-            .and_then(|entry| entry.context());
-        return Ok((options.model.clone(), context));
+            .map(ServedModel::from);
+        return Ok((options.model.clone(), served));
     }
     let endpoint = options.models_url()?;
     let failed = |problem: String| LoadError::ModelDiscovery {
@@ -74,8 +108,38 @@ pub(crate) async fn served_model(
         .into_iter()
         .next()
         .ok_or_else(|| failed("the list is empty".to_owned()))?;
-    let context = first.context();
-    Ok((first.id, context))
+    let served = ServedModel::from(first);
+    Ok((served.id.clone(), Some(served)))
+}
+
+/// The model a server serves, as `GET <root>/v1/models` lists it: the entry named
+/// `options.model`, or the first with none named. The error says what went wrong.
+///
+/// # Errors
+///
+/// The list cannot be read, is empty, or does not hold the model named.
+pub async fn list_model(options: &BenchOptions) -> Result<ServedModel, String> {
+    let entries = list(options, LIST_TIMEOUT).await?;
+    let found = if options.model.is_empty() {
+        entries.into_iter().next()
+    } else {
+        entries.into_iter().find(|entry| entry.id == options.model)
+    };
+    found.map(ServedModel::from).ok_or_else(|| {
+        if options.model.is_empty() {
+            "the list is empty".to_owned()
+        } else {
+            format!(
+                "it does not list `{}`",
+                stepscope_model::text::escape_controls(&options.model)
+            )
+        }
+    })
+}
+
+/// Context of the model a run sends, from its list entry.
+pub(crate) fn context_of(served: Option<&ServedModel>) -> Option<ModelContext> {
+    served.and_then(ServedModel::context)
 }
 
 /// The entries of `GET <root>/v1/models`; the error says what went wrong, server text quoted.

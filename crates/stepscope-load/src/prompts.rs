@@ -10,6 +10,7 @@ use crate::options::{Api, BenchOptions, PromptSource};
 use rand::rngs::ChaCha8Rng;
 use rand::{RngExt, SeedableRng};
 use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
 use std::collections::HashMap;
 use std::path::Path;
 
@@ -179,6 +180,9 @@ impl Prompt {
 pub(crate) struct PromptStream<'a> {
     rng: ChaCha8Rng,
     options: &'a BenchOptions,
+    /// SHA-256 of the prompts made so far (measured prompts only): two runs that sent the
+    /// same prompts have the same digest, whatever made them.
+    digest: Option<Sha256>,
 }
 
 impl<'a> PromptStream<'a> {
@@ -187,34 +191,69 @@ impl<'a> PromptStream<'a> {
         Self {
             rng: ChaCha8Rng::seed_from_u64(options.seed),
             options,
+            digest: Some(Sha256::new()),
         }
+    }
+
+    /// Prompts made from a seed of their own (output probes).
+    pub(crate) fn seeded(options: &'a BenchOptions, domain: &[u8]) -> Self {
+        Self {
+            rng: ChaCha8Rng::from_seed(domain_seed(options.seed, domain)),
+            options,
+            digest: None,
+        }
+    }
+
+    /// Keeps the digest of the prompts this stream makes.
+    pub(crate) fn with_digest(mut self) -> Self {
+        self.digest = Some(Sha256::new());
+        self
+    }
+
+    /// `sha256:<hex>` of the prompts made so far (`None` for unmeasured streams).
+    pub(crate) fn digest(&self) -> Option<String> {
+        let digest = self.digest.clone()?.finalize();
+        let hex: String = digest.iter().map(|byte| format!("{byte:02x}")).collect();
+        Some(format!("sha256:{hex}"))
     }
 
     /// Warmup prompts: a stream of their own, so `warmup` changes no measured prompt.
     pub(crate) fn warmup(options: &'a BenchOptions) -> Self {
-        Self {
-            rng: ChaCha8Rng::from_seed(domain_seed(options.seed, b"warmup")),
-            options,
-        }
+        Self::seeded(options, b"warmup")
     }
 
     /// The initial test request's prompt: a stream of its own too.
     pub(crate) fn initial_test(options: &'a BenchOptions) -> Self {
-        Self {
-            rng: ChaCha8Rng::from_seed(domain_seed(options.seed, b"initial-test")),
-            options,
-        }
+        Self::seeded(options, b"initial-test")
     }
 
     /// The next prompt.
     pub(crate) fn next_prompt(&mut self) -> Prompt {
         let input_len = self.options.input_len;
-        match &self.options.prompts {
+        let prompt = match &self.options.prompts {
             PromptSource::TokenIds { vocab_size } => {
                 Prompt::TokenIds(random_ids(&mut self.rng, input_len, *vocab_size))
             }
             PromptSource::Text(words) => Prompt::Text(words.prompt(&mut self.rng, input_len)),
+        };
+        if let Some(digest) = &mut self.digest {
+            // Each prompt framed by its kind and length, so no two lists hash alike.
+            match &prompt {
+                Prompt::TokenIds(ids) => {
+                    digest.update(b"ids");
+                    digest.update((ids.len() as u64).to_le_bytes());
+                    for id in ids {
+                        digest.update(id.to_le_bytes());
+                    }
+                }
+                Prompt::Text(text) => {
+                    digest.update(b"text");
+                    digest.update((text.len() as u64).to_le_bytes());
+                    digest.update(text.as_bytes());
+                }
+            }
         }
+        prompt
     }
 }
 
@@ -227,6 +266,9 @@ pub(crate) fn domain_seed(seed: u64, domain: &[u8]) -> [u8; 32] {
     }
     bytes
 }
+
+/// The sampling temperature of every request: greedy, as `vllm bench serve` sends it.
+pub(crate) const TEMPERATURE: f64 = 0.0;
 
 #[derive(Serialize)]
 #[serde(untagged)]
@@ -249,6 +291,7 @@ struct CompletionBody<'a> {
     stream: bool,
     stream_options: StreamOptions,
     ignore_eos: bool,
+    return_token_ids: bool,
 }
 
 #[derive(Serialize)]
@@ -266,10 +309,13 @@ struct ChatBody<'a> {
     stream: bool,
     stream_options: StreamOptions,
     ignore_eos: bool,
+    return_token_ids: bool,
 }
 
 /// The JSON body of one request: streaming, usage in the last chunk, greedy (as
-/// `vllm bench serve`), `ignore_eos`, `output_len` tokens.
+/// `vllm bench serve`), `ignore_eos`, `output_len` tokens, and `return_token_ids` so that
+/// a server that supports it (vLLM) lists each chunk's tokens and they can be counted (one
+/// that does not ignores the field).
 pub(crate) fn request_body(options: &BenchOptions, prompt: &Prompt) -> Vec<u8> {
     let field = match prompt {
         Prompt::TokenIds(ids) => PromptField::Ids(ids),
@@ -286,19 +332,21 @@ pub(crate) fn request_body(options: &BenchOptions, prompt: &Prompt) -> Vec<u8> {
                 content,
             }],
             max_completion_tokens: options.output_len,
-            temperature: 0.0,
+            temperature: TEMPERATURE,
             stream: true,
             stream_options,
             ignore_eos: options.ignore_eos,
+            return_token_ids: true,
         }),
         (_, prompt) => serde_json::to_vec(&CompletionBody {
             model: &options.model,
             prompt,
             max_tokens: options.output_len,
-            temperature: 0.0,
+            temperature: TEMPERATURE,
             stream: true,
             stream_options,
             ignore_eos: options.ignore_eos,
+            return_token_ids: true,
         }),
     };
     // Serializing strings, numbers and slices into a Vec cannot fail.
@@ -355,7 +403,7 @@ mod tests {
             value,
             serde_json::json!({"model": "m", "prompt": [1, 2, 3], "max_tokens": 5,
                 "temperature": 0.0, "stream": true, "stream_options": {"include_usage": true},
-                "ignore_eos": true})
+                "ignore_eos": true, "return_token_ids": true})
         );
         let chat = BenchOptions {
             api: Api::Chat,

@@ -76,15 +76,33 @@ impl RequestError {
     }
 }
 
-/// Where a request's output-token count comes from.
+/// How a request's output tokens were counted from its stream.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum OutputTokenSource {
-    /// `usage.completion_tokens` of the server's last chunk (`include_usage`).
-    Usage,
-    /// No usage was sent: the count of chunks with non-empty text.
+    /// The token ids the chunks carried (vLLM's `return_token_ids`): exact.
+    TokenIds,
+    /// The chunks with non-empty text: exact when the server sends one token a chunk, a
+    /// floor when it sends several.
     Chunks,
 }
+
+/// How the server's own `usage.completion_tokens` compares with the count of what streamed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum UsageCheck {
+    /// Within the tolerance of the count.
+    Agrees,
+    /// The server sent no usage.
+    Absent,
+    /// More than `max_tokens` asked: no server can have generated that.
+    OverMaxTokens,
+    /// Further from the count than the tolerance.
+    Disagrees,
+}
+
+/// Usage within this many tokens of the count agrees with it (or 1 %, when larger).
+pub const USAGE_TOLERANCE_TOKENS: u64 = 1;
 
 /// One request, timed. Times are integer nanoseconds of the run's clock.
 #[derive(Debug, Clone, PartialEq)]
@@ -102,10 +120,13 @@ pub struct RequestRecord {
     pub itl: Vec<Duration>,
     /// Prompt tokens: `usage.prompt_tokens` when sent, else the prompt as sent.
     pub input_tokens: u64,
-    /// Generated tokens.
+    /// Generated tokens, counted from the stream ([`OutputTokenSource`]).
     pub output_tokens: u64,
-    /// Where `output_tokens` comes from.
+    /// How `output_tokens` was counted.
     pub output_tokens_source: OutputTokenSource,
+    /// The server's `usage.completion_tokens`, when it sent one: checked against the
+    /// count ([`Self::usage_check`]), never used in its place.
+    pub usage_output_tokens: Option<u64>,
     /// Why it failed; `None` when it completed.
     pub error: Option<RequestError>,
 }
@@ -114,6 +135,24 @@ impl RequestRecord {
     /// Completed: the stream ended with `[DONE]` after at least one token chunk.
     pub fn is_ok(&self) -> bool {
         self.error.is_none()
+    }
+
+    /// The server's usage against the streamed count, for a request that asked for
+    /// `max_tokens`: over `max_tokens` is never possible; otherwise it must be within
+    /// [`USAGE_TOLERANCE_TOKENS`] or 1 % of the count.
+    pub fn usage_check(&self, max_tokens: u64) -> UsageCheck {
+        let Some(usage) = self.usage_output_tokens else {
+            return UsageCheck::Absent;
+        };
+        if usage > max_tokens {
+            return UsageCheck::OverMaxTokens;
+        }
+        let tolerance = USAGE_TOLERANCE_TOKENS.max(self.output_tokens / 100);
+        if usage.abs_diff(self.output_tokens) > tolerance {
+            UsageCheck::Disagrees
+        } else {
+            UsageCheck::Agrees
+        }
     }
 
     /// A request stopped by the run's stop signal before any byte of it arrived.
@@ -133,6 +172,7 @@ impl RequestRecord {
             input_tokens,
             output_tokens: 0,
             output_tokens_source: OutputTokenSource::Chunks,
+            usage_output_tokens: None,
             error: Some(RequestError::new(
                 FailureKind::Cancelled,
                 "in flight when the run was stopped",

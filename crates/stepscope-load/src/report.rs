@@ -1,8 +1,9 @@
 //! The result of a run: settings, summary and every request, and its JSON form
-//! (schema version 1, documented in docs/bench.md).
+//! (schema version 2, documented in docs/bench.md).
 
+use crate::models::ServedModel;
 use crate::options::{Api, BenchOptions};
-use crate::record::{FailureKind, OutputTokenSource, RequestError, RequestRecord};
+use crate::record::{FailureKind, OutputTokenSource, RequestError, RequestRecord, UsageCheck};
 use crate::slo::Slo;
 use crate::stats::{LatencyStats, PERCENTILE_METHOD};
 use serde::Serialize;
@@ -10,8 +11,18 @@ use std::collections::BTreeMap;
 use std::io::Write;
 use stepscope_model::{Duration, Timestamp};
 
-/// Version of the JSON document; raised when a field changes meaning or is removed.
-pub const SCHEMA_VERSION: u32 = 1;
+/// Version of the JSON document; raised when a field changes meaning or is removed (2:
+/// output tokens are counted from the stream, no longer taken from `usage`).
+pub const SCHEMA_VERSION: u32 = 2;
+
+/// What a run learned beside its requests: the model's list entry, the prompts' digest,
+/// the warmup's requests and failures.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct RunFacts {
+    pub(crate) served_model: Option<ServedModel>,
+    pub(crate) prompts_sha256: Option<String>,
+    pub(crate) warmup: (usize, usize),
+}
 
 /// What a run was asked to do, as the report states it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -44,8 +55,15 @@ pub struct ReportSettings {
     pub timeout_s: f64,
     /// `ignore_eos` as sent.
     pub ignore_eos: bool,
+    /// The sampling temperature sent (0: greedy).
+    pub temperature: f64,
     /// Whether one test request was sent (and completed) before the run.
     pub initial_test: bool,
+    /// The model's entry in the server's `GET /v1/models` (`null`: not listed).
+    pub served_model: Option<ServedModel>,
+    /// `sha256:<hex>` of the measured prompts as sent, in order: two runs with equal
+    /// digests sent the same prompts.
+    pub prompts_sha256: Option<String>,
 }
 
 /// Totals, throughput and latency statistics over the completed measured requests, with
@@ -68,12 +86,22 @@ pub struct BenchSummary {
     pub duration_s: f64,
     /// Prompt tokens of completed requests.
     pub input_tokens: u64,
-    /// Output tokens of completed requests.
+    /// Output tokens of completed requests, counted from what streamed.
     pub output_tokens: u64,
-    /// Completed requests whose output count is the server's `usage.completion_tokens`.
-    pub output_tokens_from_usage: u64,
-    /// Completed requests whose output count is their count of text chunks.
+    /// Completed requests counted by the token ids their chunks carried (exact).
+    pub output_tokens_from_token_ids: u64,
+    /// Completed requests counted by their chunks with text.
     pub output_tokens_from_chunks: u64,
+    /// The server's own `usage.completion_tokens` summed over the completed requests that
+    /// sent it (`null`: none did); reported, never used as the count.
+    pub usage_output_tokens: Option<u64>,
+    /// Completed requests whose usage claims more than `max_tokens`.
+    pub usage_over_max_tokens: u64,
+    /// Completed requests whose usage differs from the streamed count by more than one
+    /// token or 1 %.
+    pub usage_disagreeing: u64,
+    /// The first such request, in words.
+    pub usage_example: Option<String>,
     /// Per second of `duration_s`.
     pub throughput: Throughput,
     /// Time to first token chunk.
@@ -134,21 +162,22 @@ pub struct BenchReport {
 }
 
 impl BenchReport {
-    /// Summarizes `requests` measured over `span` (clock start and end); `warmup` is the
-    /// count of warmup requests and of those that failed.
+    /// Summarizes `requests` measured over `span` (clock start and end), with what else
+    /// the run learned (`facts`).
     pub(crate) fn new(
         options: &BenchOptions,
         requests: Vec<RequestRecord>,
         span: (Timestamp, Timestamp),
         partial: bool,
-        warmup: (usize, usize),
+        facts: RunFacts,
     ) -> Self {
-        let mut summary = summarize(&requests, span.1 - span.0, &options.slo);
-        summary.warmup_requests = warmup.0 as u64;
-        summary.warmup_failed = warmup.1 as u64;
+        let max_tokens = options.output_len as u64;
+        let mut summary = summarize(&requests, span.1 - span.0, &options.slo, max_tokens);
+        summary.warmup_requests = facts.warmup.0 as u64;
+        summary.warmup_failed = facts.warmup.1 as u64;
         Self {
             partial,
-            settings: settings(options),
+            settings: settings(options, facts),
             summary,
             requests,
             start: span.0,
@@ -180,6 +209,8 @@ impl BenchReport {
             input_tokens: record.input_tokens,
             output_tokens: record.output_tokens,
             output_tokens_source: record.output_tokens_source,
+            usage_output_tokens: record.usage_output_tokens,
+            usage_check: record.usage_check(self.settings.output_len as u64),
             itl_ms: record.itl.iter().map(|gap| gap.as_millis_f64()).collect(),
             unfinished: record
                 .error
@@ -208,12 +239,14 @@ struct WireRequest<'a> {
     input_tokens: u64,
     output_tokens: u64,
     output_tokens_source: OutputTokenSource,
+    usage_output_tokens: Option<u64>,
+    usage_check: UsageCheck,
     itl_ms: Vec<f64>,
     unfinished: bool,
     error: Option<&'a RequestError>,
 }
 
-fn settings(options: &BenchOptions) -> ReportSettings {
+fn settings(options: &BenchOptions, facts: RunFacts) -> ReportSettings {
     ReportSettings {
         url: options
             .endpoint_url()
@@ -231,19 +264,29 @@ fn settings(options: &BenchOptions) -> ReportSettings {
         vocab_size: options.prompts.vocab_size(),
         timeout_s: options.timeout.as_secs_f64(),
         ignore_eos: options.ignore_eos,
+        temperature: crate::prompts::TEMPERATURE,
         initial_test: options.initial_test,
+        served_model: facts.served_model,
+        prompts_sha256: facts.prompts_sha256,
     }
 }
 
-/// The summary over `requests` measured for `duration`, with goodput against `slo`.
-pub(crate) fn summarize(requests: &[RequestRecord], duration: Duration, slo: &Slo) -> BenchSummary {
+/// The summary over `requests` measured for `duration`, with goodput against `slo`; each
+/// asked for `max_tokens`.
+pub(crate) fn summarize(
+    requests: &[RequestRecord],
+    duration: Duration,
+    slo: &Slo,
+    max_tokens: u64,
+) -> BenchSummary {
     let completed: Vec<&RequestRecord> = requests.iter().filter(|r| r.is_ok()).collect();
     let failed = Failures::of(requests);
+    let usage = UsageTally::of(&completed, max_tokens);
     let input_tokens: u64 = completed.iter().map(|r| r.input_tokens).sum();
     let output_tokens: u64 = completed.iter().map(|r| r.output_tokens).sum();
-    let from_usage = completed
+    let from_ids = completed
         .iter()
-        .filter(|r| r.output_tokens_source == OutputTokenSource::Usage)
+        .filter(|r| r.output_tokens_source == OutputTokenSource::TokenIds)
         .count() as u64;
     let duration_s = duration.as_nanos() as f64 / 1e9;
     let per_second = |count: u64| {
@@ -272,8 +315,12 @@ pub(crate) fn summarize(requests: &[RequestRecord], duration: Duration, slo: &Sl
         duration_s,
         input_tokens,
         output_tokens,
-        output_tokens_from_usage: from_usage,
-        output_tokens_from_chunks: completed.len() as u64 - from_usage,
+        output_tokens_from_token_ids: from_ids,
+        output_tokens_from_chunks: completed.len() as u64 - from_ids,
+        usage_output_tokens: usage.total,
+        usage_over_max_tokens: usage.over_max_tokens,
+        usage_disagreeing: usage.disagreeing,
+        usage_example: usage.example,
         throughput: Throughput {
             requests_per_s: per_second(completed.len() as u64),
             output_tokens_per_s: per_second(output_tokens),
@@ -287,6 +334,49 @@ pub(crate) fn summarize(requests: &[RequestRecord], duration: Duration, slo: &Sl
         failure_examples: failed.examples,
         goodput,
         percentile_method: PERCENTILE_METHOD,
+    }
+}
+
+/// The server's usage over completed requests, against their streamed counts.
+struct UsageTally {
+    total: Option<u64>,
+    over_max_tokens: u64,
+    disagreeing: u64,
+    example: Option<String>,
+}
+
+impl UsageTally {
+    fn of(completed: &[&RequestRecord], max_tokens: u64) -> Self {
+        let mut tally = UsageTally {
+            total: None,
+            over_max_tokens: 0,
+            disagreeing: 0,
+            example: None,
+        };
+        for record in completed {
+            let Some(usage) = record.usage_output_tokens else {
+                continue;
+            };
+            tally.total = Some(tally.total.unwrap_or(0) + usage);
+            let check = record.usage_check(max_tokens);
+            match check {
+                UsageCheck::OverMaxTokens => tally.over_max_tokens += 1,
+                UsageCheck::Disagrees => tally.disagreeing += 1,
+                UsageCheck::Agrees | UsageCheck::Absent => continue,
+            }
+            tally.example.get_or_insert_with(|| {
+                format!(
+                    "request {}: usage says {usage} output tokens, {} streamed ({}), max_tokens {max_tokens}",
+                    record.index,
+                    record.output_tokens,
+                    match record.output_tokens_source {
+                        OutputTokenSource::TokenIds => "token ids",
+                        OutputTokenSource::Chunks => "chunks with text",
+                    }
+                )
+            });
+        }
+        tally
     }
 }
 
@@ -384,7 +474,8 @@ mod tests {
             itl: gaps.iter().map(|&gap| nanos(gap)).collect(),
             input_tokens: 10,
             output_tokens,
-            output_tokens_source: OutputTokenSource::Usage,
+            output_tokens_source: OutputTokenSource::Chunks,
+            usage_output_tokens: Some(output_tokens),
             error: None,
         }
     }
@@ -400,7 +491,7 @@ mod tests {
             RequestRecord::cancelled(3, Timestamp::from_nanos(0), Timestamp::from_nanos(5), 10),
         ];
         let slo: Slo = "ttft_ms=15,tpot_ms=5".parse().unwrap();
-        let summary = summarize(&requests, nanos(2000), &slo);
+        let summary = summarize(&requests, nanos(2000), &slo, 100);
         assert_eq!(
             (summary.requests_started, summary.requests_completed),
             (4, 2)
@@ -445,7 +536,7 @@ mod tests {
         ];
         let good = |slo: &str| {
             let slo: Slo = slo.parse().unwrap();
-            let summary = summarize(&requests, nanos(4000), &slo);
+            let summary = summarize(&requests, nanos(4000), &slo, 100);
             let goodput = summary.goodput.unwrap();
             assert_eq!(goodput.slo, slo);
             assert_eq!(goodput.requests_per_s, goodput.good_requests as f64 / 4.0);
@@ -464,7 +555,7 @@ mod tests {
 
     #[test]
     fn nothing_completed_gives_no_statistics() {
-        let summary = summarize(&[], Duration::ZERO, &Slo::default());
+        let summary = summarize(&[], Duration::ZERO, &Slo::default(), 100);
         assert_eq!(summary.ttft_ms, None);
         assert_eq!(summary.goodput, None);
         assert_eq!(summary.throughput.output_tokens_per_s, 0.0);

@@ -6,7 +6,7 @@ use crate::clock::Clock;
 use crate::http1::{BodyDecoder, Connection, HeadError, Http1Client, ResponseHead, Step};
 use crate::quote::{quote, quote_text};
 use crate::record::{FailureKind, RequestError, RequestRecord};
-use crate::sse::StreamRecorder;
+use crate::sse::{Captured, StreamRecorder};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration as StdDuration;
 use stepscope_model::Timestamp;
@@ -60,18 +60,44 @@ pub(crate) async fn send_request<C: Clock>(
 ) -> RequestRecord {
     let request = context.client.request(&body);
     drop(body);
-    let start = context.clock.now();
+    let recorder = StreamRecorder::new(context.clock.now(), context.output_len);
+    send_with(context, index, &request, prompt_tokens, recorder)
+        .await
+        .0
+}
+
+/// [`send_request`], keeping the answer's text and token ids too.
+pub(crate) async fn send_capturing<C: Clock>(
+    context: &RequestContext<'_, C>,
+    index: usize,
+    body: &[u8],
+    prompt_tokens: u64,
+) -> (RequestRecord, Option<Captured>) {
+    let request = context.client.request(body);
+    let recorder = StreamRecorder::new(context.clock.now(), context.output_len).capturing();
+    send_with(context, index, &request, prompt_tokens, recorder).await
+}
+
+/// Sends `request` (its clock started with `recorder`), streaming into the recorder.
+async fn send_with<C: Clock>(
+    context: &RequestContext<'_, C>,
+    index: usize,
+    request: &[u8],
+    prompt_tokens: u64,
+    mut recorder: StreamRecorder,
+) -> (RequestRecord, Option<Captured>) {
     let deadline = Instant::now() + context.timeout;
-    let mut recorder = StreamRecorder::new(start, context.output_len);
     let outcome = tokio::select! {
         biased;
         () = context.cancel.cancelled() => Err(cancelled(recorder.token_chunks())),
-        streamed = timeout_at(deadline, stream(context, &request, &mut recorder)) => match streamed {
+        streamed = timeout_at(deadline, stream(context, request, &mut recorder)) => match streamed {
             Ok(outcome) => outcome.and_then(|()| completion(&recorder)),
             Err(_) => Err(timed_out(context.timeout, recorder.token_chunks())),
         },
     };
-    recorder.into_record(index, prompt_tokens, outcome, context.clock.now())
+    let captured = recorder.take_captured();
+    let record = recorder.into_record(index, prompt_tokens, outcome, context.clock.now());
+    (record, captured)
 }
 
 async fn stream<C: Clock>(

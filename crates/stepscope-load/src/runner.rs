@@ -6,11 +6,11 @@ use crate::clock::Clock;
 use crate::error::{LoadError, initial_test_hint};
 use crate::http1::Http1Client;
 use crate::limits::check_context;
-use crate::models::served_model;
+use crate::models::{context_of, served_model};
 use crate::options::BenchOptions;
 use crate::prompts::{PromptStream, request_body};
 use crate::record::RequestRecord;
-use crate::report::BenchReport;
+use crate::report::{BenchReport, RunFacts};
 use crate::request::{Cancel, RequestContext, send_request};
 use crate::schedule::{Next, Phase};
 use futures_util::stream::FuturesUnordered;
@@ -107,7 +107,8 @@ pub async fn run_benchmark<C: Clock>(
     stop: impl Future<Output = ()>,
 ) -> Result<BenchReport, LoadError> {
     options.validate()?;
-    let (model, context) = served_model(options).await?;
+    let (model, served) = served_model(options).await?;
+    let context = context_of(served.as_ref());
     let named;
     let options = if options.model.is_empty() {
         named = BenchOptions {
@@ -136,6 +137,10 @@ pub async fn run_benchmark<C: Clock>(
         streamed: &progress.streamed_chunks,
     };
     let mut stop = pin!(stop);
+    let mut facts = RunFacts {
+        served_model: served,
+        ..RunFacts::default()
+    };
     if options.initial_test && initial_test(&context, options, stop.as_mut()).await? {
         let now = clock.now();
         return Ok(BenchReport::new(
@@ -143,10 +148,10 @@ pub async fn run_benchmark<C: Clock>(
             Vec::new(),
             (now, now),
             true,
-            (0, 0),
+            facts,
         ));
     }
-    Ok(run_phases(&context, options, stop, progress).await)
+    Ok(run_phases(&context, options, stop, progress, &mut facts).await)
 }
 
 /// Sends one request, as `vllm bench serve` does before it starts: `Ok(true)` when `stop`
@@ -180,6 +185,7 @@ async fn run_phases<C: Clock, S: Future<Output = ()>>(
     options: &BenchOptions,
     mut stop: Pin<&mut S>,
     progress: &BenchProgress,
+    facts: &mut RunFacts,
 ) -> BenchReport {
     let clock = context.clock;
     progress.begin(options.warmup, true);
@@ -209,20 +215,24 @@ async fn run_phases<C: Clock, S: Future<Output = ()>>(
         .await
     };
     let end = clock.now();
+    facts.warmup = (warmup.records.len(), warmup_failed);
+    facts.prompts_sha256 = measured.prompts_sha256;
     BenchReport::new(
         options,
         measured.records,
         (start, end),
         measured.stopped,
-        (warmup.records.len(), warmup_failed),
+        std::mem::take(facts),
     )
 }
 
-/// The records of one phase, by index, and whether it was stopped.
+/// The records of one phase, by index, whether it was stopped, and the digest of its
+/// prompts (measured phases).
 #[derive(Debug)]
 struct PhaseOutcome {
     records: Vec<RequestRecord>,
     stopped: bool,
+    prompts_sha256: Option<String>,
 }
 
 impl PhaseOutcome {
@@ -230,6 +240,7 @@ impl PhaseOutcome {
         Self {
             records: Vec::new(),
             stopped: true,
+            prompts_sha256: None,
         }
     }
 }
@@ -292,5 +303,9 @@ async fn run_phase<C: Clock, S: Future<Output = ()>>(
         }
     }
     records.sort_unstable_by_key(|record| record.index);
-    PhaseOutcome { records, stopped }
+    PhaseOutcome {
+        records,
+        stopped,
+        prompts_sha256: phase.prompts_digest(),
+    }
 }

@@ -97,6 +97,11 @@ impl<'a> Phase<'a> {
         }
     }
 
+    /// `sha256:<hex>` of the measured prompts handed out so far (`None` for warmup).
+    pub(crate) fn prompts_digest(&self) -> Option<String> {
+        self.prompts.digest()
+    }
+
     /// Requests in the phase.
     pub(crate) fn count(&self) -> usize {
         self.count

@@ -5,6 +5,12 @@
 //!
 //! A token chunk is an event whose `choices` array is not empty, as `vllm bench serve` counts
 //! them: TTFT ends at the first, ITL is every gap between two, E2E ends at the last.
+//!
+//! Output tokens are **counted from the stream, never taken from the server's word**: the
+//! length of each chunk's `token_ids` (vLLM sends them when a request asks with
+//! `return_token_ids`), else one for each chunk that carries text. The server's
+//! `usage.completion_tokens` is kept beside the count, to be checked against it
+//! ([`crate::RequestRecord::usage_check`]), and never replaces it.
 
 use crate::quote::{quote, quote_text};
 use crate::record::{FailureKind, OutputTokenSource, RequestError, RequestRecord};
@@ -17,6 +23,18 @@ use stepscope_model::{Duration, Timestamp};
 const MAX_LINE_BYTES: usize = 4 << 20;
 /// The most gaps reserved for one response before its first byte.
 const MAX_ITL_RESERVE: usize = 1 << 16;
+/// The most text one captured answer keeps (an output probe's answer is short).
+const MAX_CAPTURE_BYTES: usize = 1 << 20;
+
+/// What a captured answer said: its text and token ids, in order.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct Captured {
+    pub(crate) text: String,
+    pub(crate) token_ids: Vec<u32>,
+    /// Whether every chunk with text also carried its token ids.
+    pub(crate) ids_complete: bool,
+    pub(crate) finish_reason: Option<String>,
+}
 
 /// Accumulates one response's events and their times.
 #[derive(Debug)]
@@ -28,10 +46,15 @@ pub(crate) struct StreamRecorder {
     itl: Vec<Duration>,
     token_chunks: u64,
     text_chunks: u64,
+    /// Token ids the chunks carried.
+    streamed_ids: u64,
+    /// Chunks with text but without `token_ids`.
+    chunks_without_ids: u64,
     prompt_tokens: Option<u64>,
     completion_tokens: Option<u64>,
     done: bool,
     lines: u64,
+    capture: Option<Captured>,
 }
 
 impl StreamRecorder {
@@ -46,11 +69,29 @@ impl StreamRecorder {
             itl: Vec::with_capacity(output_len.saturating_sub(1).min(MAX_ITL_RESERVE)),
             token_chunks: 0,
             text_chunks: 0,
+            streamed_ids: 0,
+            chunks_without_ids: 0,
             prompt_tokens: None,
             completion_tokens: None,
             done: false,
             lines: 0,
+            capture: None,
         }
+    }
+
+    /// Also keeps the answer's text and token ids (for output probes; a benchmark's
+    /// requests keep only counts and times).
+    pub(crate) fn capturing(mut self) -> Self {
+        self.capture = Some(Captured {
+            ids_complete: true,
+            ..Captured::default()
+        });
+        self
+    }
+
+    /// What a capturing recorder kept.
+    pub(crate) fn take_captured(&mut self) -> Option<Captured> {
+        self.capture.take()
     }
 
     /// Takes the bytes of one read, which arrived at `now`.
@@ -128,19 +169,54 @@ impl StreamRecorder {
             self.completion_tokens = usage.completion_tokens.or(self.completion_tokens);
         }
         if chunk.choices.any {
-            self.token_chunk(now, chunk.choices.text);
+            self.token_chunk(now, &chunk.choices);
+            if self.capture.is_some() {
+                self.capture_chunk(payload);
+            }
         }
         Ok(())
     }
 
-    fn token_chunk(&mut self, now: Timestamp, has_text: bool) {
+    fn token_chunk(&mut self, now: Timestamp, choices: &Choices) {
         match self.last_token {
             None => self.first_token = Some(now),
             Some(previous) => self.itl.push(now - previous),
         }
         self.last_token = Some(now);
         self.token_chunks += 1;
-        self.text_chunks += u64::from(has_text);
+        self.text_chunks += u64::from(choices.text);
+        match choices.token_ids {
+            Some(ids) => self.streamed_ids += ids,
+            None => self.chunks_without_ids += u64::from(choices.text),
+        }
+    }
+
+    /// Keeps a token chunk's text and ids (parsed again, owned: probes are few and short).
+    fn capture_chunk(&mut self, payload: &[u8]) {
+        let Some(capture) = self.capture.as_mut() else {
+            return;
+        };
+        let Ok(chunk) = serde_json::from_slice::<CaptureChunk>(payload) else {
+            return;
+        };
+        let Some(choice) = chunk.choices.into_iter().next() else {
+            return;
+        };
+        let text = choice
+            .text
+            .or_else(|| choice.delta.and_then(|delta| delta.content))
+            .unwrap_or_default();
+        match choice.token_ids {
+            Some(ids) => capture.token_ids.extend(ids),
+            None if !text.is_empty() => capture.ids_complete = false,
+            None => {}
+        }
+        if capture.text.len() + text.len() <= MAX_CAPTURE_BYTES {
+            capture.text.push_str(&text);
+        }
+        if choice.finish_reason.is_some() {
+            capture.finish_reason = choice.finish_reason;
+        }
     }
 
     fn bad_line(&self, problem: &str, line: &[u8]) -> RequestError {
@@ -148,6 +224,16 @@ impl StreamRecorder {
             FailureKind::BadSse,
             format!("line {} {problem}: `{}`", self.lines, quote(line)),
         )
+    }
+
+    /// The output tokens streamed, and how they were counted: the token ids the chunks
+    /// carried when every chunk with text carried them, else the chunks with text.
+    fn counted_output(&self) -> (u64, OutputTokenSource) {
+        if self.streamed_ids > 0 && self.chunks_without_ids == 0 {
+            (self.streamed_ids, OutputTokenSource::TokenIds)
+        } else {
+            (self.text_chunks, OutputTokenSource::Chunks)
+        }
     }
 
     /// The record of request `index` whose prompt had `sent_prompt_tokens`, ended at `now`
@@ -159,10 +245,7 @@ impl StreamRecorder {
         outcome: Result<(), RequestError>,
         now: Timestamp,
     ) -> RequestRecord {
-        let (output_tokens, output_tokens_source) = match self.completion_tokens {
-            Some(count) => (count, OutputTokenSource::Usage),
-            None => (self.text_chunks, OutputTokenSource::Chunks),
-        };
+        let (output_tokens, output_tokens_source) = self.counted_output();
         let end = match (&outcome, self.last_token) {
             (Ok(()), Some(last)) => last,
             _ => now,
@@ -176,9 +259,35 @@ impl StreamRecorder {
             input_tokens: self.prompt_tokens.unwrap_or(sent_prompt_tokens),
             output_tokens,
             output_tokens_source,
+            usage_output_tokens: self.completion_tokens,
             error: outcome.err(),
         }
     }
+}
+
+/// A token chunk's first choice, owned, for capture.
+#[derive(Deserialize)]
+struct CaptureChunk {
+    #[serde(default)]
+    choices: Vec<CaptureChoice>,
+}
+
+#[derive(Deserialize)]
+struct CaptureChoice {
+    #[serde(default)]
+    text: Option<String>,
+    #[serde(default)]
+    delta: Option<CaptureDelta>,
+    #[serde(default)]
+    token_ids: Option<Vec<u32>>,
+    #[serde(default)]
+    finish_reason: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct CaptureDelta {
+    #[serde(default)]
+    content: Option<String>,
 }
 
 /// The fields of a chunk that matter, read without allocating.
@@ -200,11 +309,13 @@ struct UsageView {
     completion_tokens: Option<u64>,
 }
 
-/// Whether `choices` holds a choice, and whether the first carries text.
+/// Whether `choices` holds a choice, whether the first carries text, and how many token ids
+/// it carries (`None`: no `token_ids` field).
 #[derive(Default)]
 struct Choices {
     any: bool,
     text: bool,
+    token_ids: Option<u64>,
 }
 
 #[derive(Deserialize)]
@@ -213,6 +324,8 @@ struct ChoiceView {
     text: NonEmpty,
     #[serde(default)]
     delta: Option<DeltaView>,
+    #[serde(default)]
+    token_ids: Option<CountedIds>,
 }
 
 #[derive(Deserialize)]
@@ -245,6 +358,7 @@ impl<'de> Deserialize<'de> for Choices {
                     choices = Choices {
                         any: true,
                         text: first.text.0 || delta,
+                        token_ids: first.token_ids.map(|ids| ids.0),
                     };
                 }
                 while seq.next_element::<IgnoredAny>()?.is_some() {}
@@ -252,6 +366,32 @@ impl<'de> Deserialize<'de> for Choices {
             }
         }
         deserializer.deserialize_option(ChoicesVisitor)
+    }
+}
+
+/// The length of a `token_ids` array, counted without keeping it (`null` counts 0).
+struct CountedIds(u64);
+
+impl<'de> Deserialize<'de> for CountedIds {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct CountVisitor;
+        impl<'de> Visitor<'de> for CountVisitor {
+            type Value = CountedIds;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an array of token ids or null")
+            }
+            fn visit_unit<E: de::Error>(self) -> Result<CountedIds, E> {
+                Ok(CountedIds(0))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<CountedIds, A::Error> {
+                let mut count = 0;
+                while seq.next_element::<IgnoredAny>()?.is_some() {
+                    count += 1;
+                }
+                Ok(CountedIds(count))
+            }
+        }
+        deserializer.deserialize_any(CountVisitor)
     }
 }
 
@@ -325,7 +465,40 @@ mod tests {
         // E2E ends at the last token chunk, as `vllm bench serve` measures it.
         assert_eq!(record.latency, Some(Duration::from_nanos(75_000_000)));
         assert_eq!((record.input_tokens, record.output_tokens), (7, 3));
-        assert_eq!(record.output_tokens_source, OutputTokenSource::Usage);
+        assert_eq!(record.output_tokens_source, OutputTokenSource::Chunks);
+        assert_eq!(record.usage_output_tokens, Some(3));
+    }
+
+    /// The count is what streamed: usage that claims ten times as much is kept beside it,
+    /// and token ids count as many tokens as they list (a chunk may carry several).
+    #[test]
+    fn counts_streamed_token_ids_and_keeps_the_usage_apart() {
+        let ids = |text: &str, ids: &str| {
+            format!(
+                "data: {{\"choices\":[{{\"index\":0,\"text\":\"{text}\",\"token_ids\":[{ids}]}}]}}\n\n"
+            )
+        };
+        let lying =
+            "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":2,\"completion_tokens\":40}}\n\n";
+        let stream =
+            ids(" a", "5") + &ids(" bc", "6, 7") + &ids("", "8") + lying + "data: [DONE]\n\n";
+        let mut recorder = StreamRecorder::new(at(0), 4).capturing();
+        recorder.feed(stream.as_bytes(), at(1)).unwrap();
+        let captured = recorder.take_captured().unwrap();
+        assert_eq!(captured.text, " a bc");
+        assert_eq!(captured.token_ids, [5, 6, 7, 8]);
+        assert!(captured.ids_complete);
+        let record = recorder.into_record(0, 2, Ok(()), at(2));
+        assert_eq!(record.output_tokens, 4);
+        assert_eq!(record.output_tokens_source, OutputTokenSource::TokenIds);
+        assert_eq!(record.usage_output_tokens, Some(40));
+        // A chunk with text but no ids makes the count the chunks with text.
+        let mixed = ids(" a", "5, 6") + &token(" b") + "data: [DONE]\n\n";
+        let mut recorder = StreamRecorder::new(at(0), 4);
+        recorder.feed(mixed.as_bytes(), at(1)).unwrap();
+        let record = recorder.into_record(0, 2, Ok(()), at(2));
+        assert_eq!(record.output_tokens, 2);
+        assert_eq!(record.output_tokens_source, OutputTokenSource::Chunks);
     }
 
     #[test]

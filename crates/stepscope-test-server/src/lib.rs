@@ -5,7 +5,13 @@
 //! like vLLM, on its own thread and Tokio runtime.
 //!
 //! Options pace the chunks (one every `chunk_interval`, recording when each was sent, for
-//! the client's timing error) or make it misbehave ([`Fault`]) for failure tests.
+//! the client's timing error) or make it misbehave ([`Fault`]) for failure tests, or lie and
+//! change in the ways a grading must catch: usage that claims more tokens than streamed,
+//! other answers to the same prompt (`output_salt`), a slow first token on some requests.
+//!
+//! Answers are a function of the prompt, as greedy decoding is: token `i` of the answer to a
+//! prompt is a hash of the prompt, `i` and `output_salt`, its text ` t<id>`; with
+//! `return_token_ids` in the request each chunk lists its id, as vLLM does.
 //! [`ServerStats`] counts requests and the most that were in flight at once; every request's
 //! method, path and `model` field is logged ([`InstantServer::seen_requests`]). `GET
 //! /v1/models` lists [`InstantServerOptions::models`].
@@ -59,6 +65,16 @@ pub struct InstantServerOptions {
     pub idle_close: Option<StdDuration>,
     /// The ids `GET /v1/models` lists (default: `["instant"]`).
     pub models: Vec<String>,
+    /// The `root` each listed model gives (vLLM: the weights' path; default: none).
+    pub model_root: Option<String>,
+    /// `usage.completion_tokens` is the streamed count times this (default 1: honest).
+    pub usage_scale: u64,
+    /// Mixed into every answer's tokens: another salt, other answers (default 0).
+    pub output_salt: u64,
+    /// Waited before the first token of every answer (default: none).
+    pub first_token_delay: Option<StdDuration>,
+    /// Every `.0`-th request waits `.1` more before its first token (default: none).
+    pub slow_first_token: Option<(u64, StdDuration)>,
 }
 
 impl Default for InstantServerOptions {
@@ -71,6 +87,11 @@ impl Default for InstantServerOptions {
             send_log_origin: None,
             idle_close: None,
             models: vec!["instant".to_owned()],
+            model_root: None,
+            usage_scale: 1,
+            output_salt: 0,
+            first_token_delay: None,
+            slow_first_token: None,
         }
     }
 }
@@ -110,6 +131,36 @@ impl InstantServerOptions {
     /// List these model ids on `GET /v1/models` (none: an empty list).
     pub fn with_models(mut self, models: &[&str]) -> Self {
         self.models = models.iter().map(|&model| model.to_owned()).collect();
+        self
+    }
+
+    /// Give each listed model this `root`.
+    pub fn with_model_root(mut self, root: &str) -> Self {
+        self.model_root = Some(root.to_owned());
+        self
+    }
+
+    /// Claim `scale` times the streamed tokens in `usage.completion_tokens`.
+    pub fn with_usage_scale(mut self, scale: u64) -> Self {
+        self.usage_scale = scale;
+        self
+    }
+
+    /// Answer every prompt differently from a server with another salt.
+    pub fn with_output_salt(mut self, salt: u64) -> Self {
+        self.output_salt = salt;
+        self
+    }
+
+    /// Wait `delay` before every answer's first token.
+    pub fn with_first_token_delay(mut self, delay: StdDuration) -> Self {
+        self.first_token_delay = Some(delay);
+        self
+    }
+
+    /// Every `every`-th request waits `extra` more before its first token.
+    pub fn with_slow_first_token(mut self, every: u64, extra: StdDuration) -> Self {
+        self.slow_first_token = Some((every, extra));
         self
     }
 }
@@ -413,7 +464,9 @@ async fn respond(
         ("POST", "/v1/completions") => false,
         ("POST", "/v1/chat/completions") => true,
         ("GET", "/v1/models") => {
-            return write_plain(stream, "200 OK", &model_list(&shared.options.models)).await;
+            let options = &shared.options;
+            let list = model_list(&options.models, options.model_root.as_deref());
+            return write_plain(stream, "200 OK", &list).await;
         }
         ("GET", "/health") => return write_plain(stream, "200 OK", "").await,
         _ => return write_plain(stream, "404 Not Found", r#"{"error":"not found"}"#).await,
@@ -452,10 +505,17 @@ async fn respond(
 }
 
 /// The body of `GET /v1/models`, as vLLM writes it.
-fn model_list(models: &[String]) -> String {
+fn model_list(models: &[String], root: Option<&str>) -> String {
     let data: Vec<Value> = models
         .iter()
-        .map(|id| serde_json::json!({"id": id, "object": "model", "owned_by": "stepscope"}))
+        .map(|id| {
+            let mut entry =
+                serde_json::json!({"id": id, "object": "model", "owned_by": "stepscope"});
+            if let Some(root) = root {
+                entry["root"] = Value::from(root);
+            }
+            entry
+        })
         .collect();
     serde_json::json!({"object": "list", "data": data}).to_string()
 }
@@ -469,18 +529,26 @@ async fn write_plain(stream: &mut TcpStream, status: &str, body: &str) -> io::Re
     Ok(true)
 }
 
-/// What one streamed answer holds.
+/// What one streamed answer holds: each token chunk is `prefix`, the token's text and id,
+/// `suffix` (the last chunk's suffix says `finish_reason: "length"`).
 struct Answer {
-    token_event: Vec<u8>,
-    last_token_event: Vec<u8>,
+    /// `{"id":…,"choices":[{"index":0,"text":"` (or `"delta":{"content":"`).
+    prefix: String,
+    /// Closes the text, lists the id when asked, and the chunk.
+    middle: &'static str,
+    suffix: &'static str,
+    last_suffix: &'static str,
     first_event: Option<Vec<u8>>,
     usage_event: Option<Vec<u8>>,
     tokens: usize,
     prompt_key: u64,
+    salt: u64,
+    first_token_wait: Option<StdDuration>,
 }
 
 impl Answer {
     fn of(body: &Value, chat: bool, number: u64, shared: &Shared) -> Self {
+        let options = &shared.options;
         let tokens = body["max_tokens"]
             .as_u64()
             .or_else(|| body["max_completion_tokens"].as_u64())
@@ -496,42 +564,109 @@ impl Answer {
             r#"{{"id":"{id}","object":"{object}","created":1764000000,"model":{}"#,
             Value::from(model)
         );
-        let choice = |content: &str, finish: &str| -> Vec<u8> {
-            let choice = if chat {
-                format!(
-                    r#"{{"index":0,"delta":{{"content":"{content}"}},"logprobs":null,"finish_reason":{finish}}}"#
-                )
-            } else {
-                format!(
-                    r#"{{"index":0,"text":"{content}","logprobs":null,"finish_reason":{finish},"stop_reason":null}}"#
-                )
-            };
-            event(&format!(r#"{head},"choices":[{choice}]}}"#))
-        };
+        let ids = body["return_token_ids"] == Value::Bool(true);
+        let (prefix, [middle, suffix, last_suffix]) = chunk_parts(&head, chat, ids);
         let wants_usage = body["stream_options"]["include_usage"] == Value::Bool(true);
+        let claimed = tokens as u64 * options.usage_scale;
         let usage = format!(
-            r#"{head},"choices":[],"usage":{{"prompt_tokens":{prompt_tokens},"total_tokens":{},"completion_tokens":{tokens}}}}}"#,
-            prompt_tokens + tokens as u64
+            r#"{head},"choices":[],"usage":{{"prompt_tokens":{prompt_tokens},"total_tokens":{},"completion_tokens":{claimed}}}}}"#,
+            prompt_tokens + claimed
         );
         Self {
-            token_event: choice(" tok", "null"),
-            last_token_event: choice(" tok", r#""length""#),
+            prefix,
+            middle,
+            suffix,
+            last_suffix,
             first_event: chat.then(|| {
                 let role = r#"{"index":0,"delta":{"role":"assistant","content":""},"logprobs":null,"finish_reason":null}"#;
                 event(&format!(r#"{head},"choices":[{role}]}}"#))
             }),
-            usage_event: (wants_usage && shared.options.usage).then(|| event(&usage)),
+            usage_event: (wants_usage && options.usage).then(|| event(&usage)),
             tokens,
             prompt_key,
+            salt: options.output_salt,
+            first_token_wait: first_token_wait(options, number),
         }
     }
 
-    fn token(&self, index: usize) -> &[u8] {
-        if index + 1 == self.tokens {
-            &self.last_token_event
+    /// The id of token `index`: a hash of the prompt, the position and the salt, below 2048.
+    fn token_id(&self, index: usize) -> u64 {
+        let mut x = self.prompt_key ^ self.salt.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ index as u64;
+        x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        (x ^ (x >> 31)) % 2048
+    }
+
+    /// Token chunk `index` as one HTTP chunk, appended to `out`.
+    fn write_token(&self, index: usize, out: &mut Vec<u8>) {
+        let id = self.token_id(index);
+        let suffix = if index + 1 == self.tokens {
+            self.last_suffix
         } else {
-            &self.token_event
-        }
+            self.suffix
+        };
+        let ids = if self.middle.ends_with('[') {
+            id.to_string()
+        } else {
+            String::new()
+        };
+        let payload = format!(
+            "data: {} t{id}{}{ids}{suffix}\n\n",
+            self.prefix, self.middle
+        );
+        out.extend_from_slice(format!("{:x}\r\n", payload.len()).as_bytes());
+        out.extend_from_slice(payload.as_bytes());
+        out.extend_from_slice(b"\r\n");
+    }
+}
+
+/// The parts of a token chunk around its text and id: the prefix up to the text, then what
+/// closes the text (and opens `token_ids` when `ids`), the end of a chunk, and the end of the
+/// last one.
+fn chunk_parts(head: &str, chat: bool, ids: bool) -> (String, [&'static str; 3]) {
+    let ends = |finish: &'static str, plain: &'static str| if ids { finish } else { plain };
+    if chat {
+        (
+            format!(r#"{head},"choices":[{{"index":0,"delta":{{"content":""#),
+            [
+                ends(r#""},"token_ids":["#, r#""}"#),
+                ends(
+                    r#"],"logprobs":null,"finish_reason":null}]}"#,
+                    r#","logprobs":null,"finish_reason":null}]}"#,
+                ),
+                ends(
+                    r#"],"logprobs":null,"finish_reason":"length"}]}"#,
+                    r#","logprobs":null,"finish_reason":"length"}]}"#,
+                ),
+            ],
+        )
+    } else {
+        (
+            format!(r#"{head},"choices":[{{"index":0,"text":""#),
+            [
+                ends(r#"","token_ids":["#, r#"""#),
+                ends(
+                    r#"],"logprobs":null,"finish_reason":null,"stop_reason":null}]}"#,
+                    r#","logprobs":null,"finish_reason":null,"stop_reason":null}]}"#,
+                ),
+                ends(
+                    r#"],"logprobs":null,"finish_reason":"length","stop_reason":null}]}"#,
+                    r#","logprobs":null,"finish_reason":"length","stop_reason":null}]}"#,
+                ),
+            ],
+        )
+    }
+}
+
+/// How long request `number` waits before its first token.
+fn first_token_wait(options: &InstantServerOptions, number: u64) -> Option<StdDuration> {
+    let slow = options
+        .slow_first_token
+        .filter(|(every, _)| number % (*every).max(1) == 0)
+        .map(|(_, extra)| extra);
+    match (options.first_token_delay, slow) {
+        (None, None) => None,
+        (delay, slow) => Some(delay.unwrap_or_default() + slow.unwrap_or_default()),
     }
 }
 
@@ -586,6 +721,11 @@ async fn stream_answer(
     if let Some(first) = &answer.first_event {
         out.push(first);
     }
+    if let Some(wait) = answer.first_token_wait {
+        out.flush().await?;
+        tokio::time::sleep(wait).await;
+        out.restart_pacing();
+    }
     for index in 0..answer.tokens {
         match fault {
             Some(Fault::CloseAfter(after)) if after == index => return out.close().await,
@@ -600,7 +740,8 @@ async fn stream_answer(
             }
             _ => {}
         }
-        out.token(answer.token(index), index).await?;
+        answer.write_token(index, &mut out.buffer);
+        out.token(index).await?;
     }
     if let Some(usage) = &answer.usage_event {
         out.push(usage);
@@ -642,8 +783,13 @@ impl<'a> Writer<'a> {
         self.buffer.extend_from_slice(bytes);
     }
 
-    async fn token(&mut self, bytes: &[u8], index: usize) -> io::Result<()> {
-        self.push(bytes);
+    /// Paced chunks are due from now on (after a first-token wait).
+    fn restart_pacing(&mut self) {
+        self.start = tokio::time::Instant::now();
+    }
+
+    /// A token chunk was appended to the buffer: stamp it, and write it when paced.
+    async fn token(&mut self, index: usize) -> io::Result<()> {
         let Some(interval) = self.shared.options.chunk_interval else {
             self.stamp();
             return Ok(());

@@ -7,7 +7,7 @@ use std::time::Duration as StdDuration;
 use stepscope_load::schedule::arrival_offsets;
 use stepscope_load::{
     Api, BenchOptions, BenchProgress, BenchReport, FailureKind, LoadError, MonotonicClock,
-    OutputTokenSource, PromptSource, Slo, WordVocabulary, run_benchmark,
+    OutputTokenSource, PromptSource, Slo, UsageCheck, WordVocabulary, run_benchmark,
 };
 use stepscope_test_server::{InstantServer, InstantServerOptions};
 
@@ -71,10 +71,16 @@ fn token_counts_equal_what_was_asked() {
     assert_eq!((summary.warmup_requests, summary.warmup_failed), (3, 0));
     assert_eq!(summary.output_tokens, 16 * 48);
     assert_eq!(summary.input_tokens, 16 * 32);
-    assert_eq!(summary.output_tokens_from_usage, 16);
+    assert_eq!(summary.output_tokens_from_token_ids, 16);
+    assert_eq!(summary.usage_output_tokens, Some(16 * 48));
+    assert_eq!(
+        (summary.usage_over_max_tokens, summary.usage_disagreeing),
+        (0, 0)
+    );
     for request in &report.requests {
         assert_eq!(request.output_tokens, 48, "request {}", request.index);
-        assert_eq!(request.output_tokens_source, OutputTokenSource::Usage);
+        assert_eq!(request.output_tokens_source, OutputTokenSource::TokenIds);
+        assert_eq!(request.usage_check(48), UsageCheck::Agrees);
         assert_eq!(request.input_tokens, 32);
         assert_eq!(request.itl.len(), 47);
         assert!(request.ttft.is_some() && request.latency >= request.ttft);
@@ -89,17 +95,42 @@ fn token_counts_equal_what_was_asked() {
 }
 
 #[test]
-fn without_usage_the_text_chunks_are_counted() {
+fn without_usage_the_streamed_tokens_are_counted_alike() {
     let server = start(InstantServerOptions::default().without_usage());
     let report = run(&small_options(&server));
     assert_eq!(report.summary.output_tokens, 16 * 48);
-    assert_eq!(report.summary.output_tokens_from_chunks, 16);
+    assert_eq!(report.summary.output_tokens_from_token_ids, 16);
+    assert_eq!(report.summary.usage_output_tokens, None);
     assert!(
         report
             .requests
             .iter()
-            .all(|request| request.output_tokens_source == OutputTokenSource::Chunks)
+            .all(|request| request.usage_check(48) == UsageCheck::Absent)
     );
+}
+
+/// A server whose usage claims ten times what it streamed (and ten times `max_tokens`)
+/// gets no credit for it: the count is what streamed, and every request is flagged.
+#[test]
+fn usage_that_claims_more_than_streamed_is_flagged_and_not_counted() {
+    let server = start(InstantServerOptions::default().with_usage_scale(10));
+    let report = run(&small_options(&server));
+    let summary = &report.summary;
+    assert_eq!(summary.output_tokens, 16 * 48);
+    assert_eq!(summary.usage_output_tokens, Some(16 * 480));
+    assert_eq!(summary.usage_over_max_tokens, 16);
+    let example = summary.usage_example.as_deref().unwrap();
+    assert!(
+        example.contains("usage says 480 output tokens, 48 streamed (token ids), max_tokens 48"),
+        "{example}"
+    );
+    let mut json = Vec::new();
+    report.write_json(&mut json).unwrap();
+    let doc: serde_json::Value = serde_json::from_slice(&json).unwrap();
+    assert_eq!(doc["schema_version"], 2);
+    assert_eq!(doc["requests"][0]["usage_check"], "over_max_tokens");
+    assert_eq!(doc["requests"][0]["usage_output_tokens"], 480);
+    assert_eq!(doc["requests"][0]["output_tokens"], 48);
 }
 
 /// A tokenizer.json with 26 whole-word tokens and 40 ids.
@@ -205,7 +236,7 @@ fn the_json_has_every_request_and_the_summary() {
     let mut bytes = Vec::new();
     report.write_json(&mut bytes).unwrap();
     let json: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
-    assert_eq!(json["schema_version"], 1);
+    assert_eq!(json["schema_version"], 2);
     assert_eq!(json["partial"], false);
     assert_eq!(json["settings"]["concurrency"], 4);
     assert_eq!(json["settings"]["prompt_format"], "token_ids");
@@ -229,13 +260,45 @@ fn the_json_has_every_request_and_the_summary() {
         assert_eq!(request["index"], index);
         assert_eq!(request["itl_ms"].as_array().unwrap().len(), 4);
         assert_eq!(request["output_tokens"], 5);
-        assert_eq!(request["output_tokens_source"], "usage");
+        assert_eq!(request["output_tokens_source"], "token_ids");
+        assert_eq!(request["usage_check"], "agrees");
         assert_eq!(request["error"], serde_json::Value::Null);
         assert_eq!(request["unfinished"], false);
         assert!(request["start_s"].as_f64().unwrap() >= 0.0);
         let ttft = request["ttft_ms"].as_f64().unwrap();
         assert!(request["latency_ms"].as_f64().unwrap() >= ttft);
     }
+}
+
+/// What a grading compares runs by: the model's list entry, the sampling and the digest of
+/// the prompts sent (the same seed, the same prompts; another seed, others).
+#[test]
+fn the_json_names_the_workload() {
+    let server = start(InstantServerOptions::default().with_model_root("/models/instant"));
+    let mut options = small_options(&server);
+    options.model = String::new(); // the first the server lists
+    let json = |report: &BenchReport| -> serde_json::Value {
+        let mut bytes = Vec::new();
+        report.write_json(&mut bytes).unwrap();
+        serde_json::from_slice(&bytes).unwrap()
+    };
+    let first = json(&run(&options));
+    let settings = &first["settings"];
+    assert_eq!(settings["temperature"], 0.0);
+    assert_eq!(settings["served_model"]["id"], "instant");
+    assert_eq!(settings["served_model"]["root"], "/models/instant");
+    let digest = settings["prompts_sha256"].as_str().unwrap();
+    assert!(
+        digest.starts_with("sha256:") && digest.len() == 71,
+        "{digest}"
+    );
+    let again = run(&options);
+    assert_eq!(again.settings.prompts_sha256.as_deref(), Some(digest));
+    options.seed += 1;
+    assert_ne!(
+        run(&options).settings.prompts_sha256.as_deref(),
+        Some(digest)
+    );
 }
 
 #[test]

@@ -5,3 +5,4 @@
 mod load;
 mod load_failures;
 mod load_setup;
+mod probe;

@@ -384,12 +384,10 @@ fn totals(report: &BenchReport) -> String {
     }
     line("duration", format!("{:.3} s", summary.duration_s));
     line("input tokens", summary.input_tokens.to_string());
-    let source = match summary.output_tokens_from_chunks {
-        0 => "server usage".to_owned(),
-        chunks => format!("{chunks} requests counted by chunks"),
-    };
-    let output = format!("{}  ({source})", summary.output_tokens);
-    line("output tokens", output);
+    line("output tokens", output_tokens(summary));
+    if let Some(flagged) = usage_flag(summary) {
+        line("server usage", flagged);
+    }
     let throughput = &summary.throughput;
     line(
         "request throughput",
@@ -416,6 +414,32 @@ fn totals(report: &BenchReport) -> String {
         format!("{:.1} tok/s", throughput.total_tokens_per_s),
     );
     out
+}
+
+/// The output tokens and how they were counted.
+fn output_tokens(summary: &stepscope_load::BenchSummary) -> String {
+    let source = match summary.output_tokens_from_chunks {
+        0 => "streamed token ids".to_owned(),
+        chunks => format!("{chunks} requests counted by chunks with text"),
+    };
+    format!("{}  ({source})", summary.output_tokens)
+}
+
+/// The server's own token counts, when they disagree with what streamed.
+fn usage_flag(summary: &stepscope_load::BenchSummary) -> Option<String> {
+    let flagged = summary.usage_over_max_tokens + summary.usage_disagreeing;
+    if flagged == 0 {
+        return None;
+    }
+    let total = summary.usage_output_tokens.unwrap_or(0);
+    let example = summary
+        .usage_example
+        .as_deref()
+        .map_or_else(String::new, |e| format!("; e.g. {}", shorten(e)));
+    Some(format!(
+        "DISAGREES: {total} tokens claimed, {flagged} requests flagged ({} over max_tokens){example}; the streamed count is used",
+        summary.usage_over_max_tokens
+    ))
 }
 
 /// A failure's detail on one line of the table: the first 100 characters, control

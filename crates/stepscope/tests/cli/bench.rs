@@ -67,7 +67,7 @@ fn prints_the_table_and_writes_the_json() {
     }
     assert!(run.stderr.contains("wrote "), "{}", run.stderr);
     let json: Value = serde_json::from_slice(&std::fs::read(&json_path).unwrap()).unwrap();
-    assert_eq!(json["schema_version"], 1);
+    assert_eq!(json["schema_version"], 2);
     assert_eq!(json["partial"], false);
     assert_eq!(json["settings"]["model"], "tiny");
     assert_eq!(

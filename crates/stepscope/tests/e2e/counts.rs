@@ -49,10 +49,16 @@ fn assert_exact_counts(doc: &Value, load: &Load, prompts: Prompts) {
         "output tokens = num_prompts × output_len: {summary}"
     );
     assert_eq!(
-        count(summary, "output_tokens_from_usage"),
+        count(summary, "output_tokens_from_token_ids"),
         n,
-        "vLLM sends usage in the last chunk: {summary}"
+        "vLLM lists each chunk's token ids (`return_token_ids`): {summary}"
     );
+    assert_eq!(
+        count(summary, "usage_output_tokens"),
+        n * load.output_len as u64,
+        "vLLM's usage agrees with the streamed count: {summary}"
+    );
+    assert_eq!(count(summary, "usage_disagreeing"), 0, "{summary}");
     let asked = n * load.input_len as u64;
     match prompts {
         Prompts::TokenIds => assert_eq!(
@@ -70,7 +76,7 @@ fn assert_exact_counts(doc: &Value, load: &Load, prompts: Prompts) {
 }
 
 /// One record per measured request (warmup left out), each complete with `output_len`
-/// tokens from `usage`.
+/// tokens counted from its streamed token ids, as its `usage` says too.
 #[track_caller]
 fn assert_requests(doc: &Value, load: &Load, prompts: Prompts) {
     let requests = doc["requests"].as_array().expect("`requests` is an array");
@@ -82,7 +88,8 @@ fn assert_requests(doc: &Value, load: &Load, prompts: Prompts) {
     for (i, request) in requests.iter().enumerate() {
         assert_eq!(count(request, "index"), i as u64, "{request}");
         assert!(request["error"].is_null(), "{request}");
-        assert_eq!(request["output_tokens_source"], "usage", "{request}");
+        assert_eq!(request["output_tokens_source"], "token_ids", "{request}");
+        assert_eq!(request["usage_check"], "agrees", "{request}");
         assert_eq!(
             count(request, "output_tokens"),
             load.output_len as u64,

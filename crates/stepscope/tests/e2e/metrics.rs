@@ -48,14 +48,14 @@ pub fn count(object: &Value, key: &str) -> u64 {
 }
 
 impl Metrics {
-    /// From `stepscope bench --json` (schema version 1, docs/bench.md):
+    /// From `stepscope bench --json` (schema version 2, docs/bench.md):
     /// `summary.{requests_completed, requests_failed, duration_s, input_tokens,
     /// output_tokens}`, `summary.throughput.{requests_per_s, output_tokens_per_s}` and the
     /// `ttft_ms`, `tpot_ms`, `itl_ms`, `e2e_ms` objects of `mean`, `median`, `p99`.
     #[track_caller]
     pub fn from_stepscope(doc: &Value) -> Self {
         assert_eq!(
-            doc["schema_version"], 1,
+            doc["schema_version"], 2,
             "stepscope bench JSON schema version"
         );
         let summary = &doc["summary"];
