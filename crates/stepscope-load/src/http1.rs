@@ -70,6 +70,25 @@ impl Endpoint {
     }
 }
 
+/// `url` with any credentials (`user:password@`) replaced by `***@`, for messages and files:
+/// a secret given in a URL is never echoed or saved.
+pub fn redact_url(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.to_owned();
+    };
+    let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    let (authority, tail) = rest.split_at(end);
+    match authority.rfind('@') {
+        Some(at) => format!("{scheme}://***@{}{tail}", &authority[at + 1..]),
+        None => url.to_owned(),
+    }
+}
+
+/// Whether `url` carries credentials (`user:password@host`).
+pub fn has_credentials(url: &str) -> bool {
+    redact_url(url) != url
+}
+
 fn split_authority(authority: &str) -> Result<(&str, u16), String> {
     let (host, port) = if let Some(bracketed) = authority.strip_prefix('[') {
         let (host, after) = bracketed.split_once(']').ok_or("has an unclosed `[`")?;
@@ -498,6 +517,19 @@ impl BodyDecoder {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn credentials_are_redacted_wherever_they_stand() {
+        assert_eq!(
+            redact_url("http://user:hunter2@host:8000/v1"),
+            "http://***@host:8000/v1"
+        );
+        assert_eq!(redact_url("http://a@b@host/x?y=@"), "http://***@host/x?y=@");
+        assert_eq!(redact_url("http://host:8000/v1@x"), "http://host:8000/v1@x");
+        assert!(has_credentials("http://token@host"));
+        assert!(!has_credentials("http://host:8000"));
+        assert!(!has_credentials("not a url"));
+    }
 
     #[test]
     fn parses_endpoints() {

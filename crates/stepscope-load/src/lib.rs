@@ -77,7 +77,7 @@ pub mod stats;
 
 pub use clock::{Clock, MonotonicClock};
 pub use error::LoadError;
-pub use http1::Endpoint;
+pub use http1::{Endpoint, has_credentials, redact_url};
 pub use limits::{MAX_REQUEST_TOKENS, MAX_TOKENS_IN_FLIGHT};
 pub use models::{ServedModel, list_model};
 pub use options::{Api, BenchOptions, PromptSource};

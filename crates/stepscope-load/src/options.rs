@@ -187,7 +187,7 @@ impl BenchOptions {
 
     fn parse(&self, url: String) -> Result<Endpoint, LoadError> {
         Endpoint::parse(&url).map_err(|problem| LoadError::InvalidUrl {
-            url: self.base_url.clone(),
+            url: crate::http1::redact_url(&self.base_url),
             problem,
         })
     }

@@ -1,6 +1,8 @@
-//! The HTML report of a grading: the decision and why, every phase plotted in the order it
-//! ran (so a drift over the run, or one boot that ran slow, is seen at a glance), and the
-//! reported metrics with their intervals. One self-contained file: the chart is inline SVG
+//! The HTML report of a grading: the decision and why, what was compared, every check the
+//! candidate had to pass (outputs, failures, tokens, objectives, latencies), every phase
+//! plotted in the order it ran (so a drift over the run, or one boot that ran slow, is seen
+//! at a glance; a phase with failed requests is ringed), and the reported metrics with
+//! their intervals. One self-contained file: the chart is inline SVG
 //! drawn here, no script, no network.
 
 use crate::html::escape_html as escape;
@@ -17,6 +19,19 @@ pub struct PlotPhase {
     pub boot: Option<usize>,
     /// Its bench document, as a tooltip.
     pub file: String,
+    /// Its failed requests.
+    pub failed: u64,
+}
+
+/// A row of the checks table.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CheckRow {
+    /// `outputs`, `failures`, `slo ttft_ms.p99`, …
+    pub check: String,
+    /// `pass`, `blocks_keep`, `revert`, `not_checked`.
+    pub verdict: String,
+    /// Why.
+    pub detail: String,
 }
 
 /// A row of the metrics table.
@@ -43,6 +58,10 @@ pub struct GradePage {
     pub status: String,
     /// The sides' names as given (URL, config path).
     pub sides: [String; 2],
+    /// What every phase ran (model, lengths, load, prompts).
+    pub compared: String,
+    /// Every check, in the order they decide.
+    pub checks: Vec<CheckRow>,
     /// The phases in the order they ran.
     pub phases: Vec<PlotPhase>,
     /// Output tok/s first, then the others.
@@ -76,6 +95,12 @@ pub fn render(page: &GradePage) -> String {
         base = escape(&page.sides[0]),
         candidate = escape(&page.sides[1]),
     );
+    let _ = writeln!(
+        out,
+        "<p id=\"compared\">Compared: {}</p>",
+        escape(&page.compared)
+    );
+    out.push_str(&checks(&page.checks));
     out.push_str("<h2>Output tok/s of every phase, in the order they ran</h2>\n");
     out.push_str(&chart(&page.phases));
     out.push_str(&table(page));
@@ -137,9 +162,17 @@ fn chart(phases: &[PlotPhase]) -> String {
     boots(&mut svg, phases, &scale);
     medians(&mut svg, phases, &scale);
     for (at, phase) in phases.iter().enumerate() {
+        let (ring, failed) = if phase.failed > 0 {
+            (
+                " failed\" stroke=\"#b22\" stroke-width=\"3",
+                format!(", {} requests failed", phase.failed),
+            )
+        } else {
+            ("", String::new())
+        };
         let _ = writeln!(
             svg,
-            "<circle class=\"phase side{}\" cx=\"{:.1}\" cy=\"{:.1}\" r=\"5\" fill=\"{}\"><title>{} — {:.1} output tok/s</title></circle>",
+            "<circle class=\"phase side{}{ring}\" cx=\"{:.1}\" cy=\"{:.1}\" r=\"5\" fill=\"{}\"><title>{} — {:.1} output tok/s{failed}</title></circle>",
             phase.side,
             scale.x(at),
             scale.y(phase.value),
@@ -194,6 +227,26 @@ fn medians(svg: &mut String, phases: &[PlotPhase], scale: &Scale) {
     }
 }
 
+/// The checks, one row each, marked by how they bear on the decision.
+fn checks(rows: &[CheckRow]) -> String {
+    if rows.is_empty() {
+        return String::new();
+    }
+    let mut out = "<h2>Checks</h2>\n<table id=\"checks\"><thead><tr><th>check</th><th>verdict</th><th>detail</th></tr></thead><tbody>\n".to_owned();
+    for row in rows {
+        let _ = writeln!(
+            out,
+            "<tr class=\"{verdict}\"><td>{}</td><td>{}</td><td class=\"detail\">{}</td></tr>",
+            escape(&row.check),
+            escape(&row.verdict.replace('_', " ")),
+            escape(&row.detail),
+            verdict = escape(&row.verdict),
+        );
+    }
+    out.push_str("</tbody></table>\n");
+    out
+}
+
 fn table(page: &GradePage) -> String {
     let mut out = format!(
         "<h2>Medians and changes ({:.1} % intervals)</h2>\n<table id=\"metrics\"><thead><tr><th>metric</th><th>base</th><th>candidate</th><th>change</th><th>interval</th></tr></thead><tbody>\n",
@@ -219,7 +272,8 @@ fn table(page: &GradePage) -> String {
 const STYLE: &str = "body{font-family:system-ui,sans-serif;margin:2em;max-width:960px;color:#222}\
 h1.keep{color:#2a7d2a}h1.revert{color:#b22}h1.inconclusive{color:#a60}\
 table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:4px 10px;text-align:right}\
-td:first-child,th:first-child{text-align:left}code{background:#f4f4f4;padding:2px 4px}";
+td:first-child,th:first-child{text-align:left}code{background:#f4f4f4;padding:2px 4px}\
+td.detail{text-align:left}tr.revert td{background:#fbe9e9}tr.blocks_keep td{background:#fff4e0}";
 
 #[cfg(test)]
 mod tests {
@@ -232,6 +286,12 @@ mod tests {
             reason: "no phase".to_owned(),
             status: "interrupted".to_owned(),
             sides: ["<b>base</b>".to_owned(), "c.yaml".to_owned()],
+            compared: "model `m`".to_owned(),
+            checks: vec![CheckRow {
+                check: "outputs".to_owned(),
+                verdict: "revert".to_owned(),
+                detail: "answer \"<script>\"".to_owned(),
+            }],
             phases: Vec::new(),
             metrics: Vec::new(),
             confidence_pct: 95.0,
@@ -240,6 +300,8 @@ mod tests {
         let html = render(&page);
         assert!(html.contains("&lt;b&gt;base&lt;/b&gt;"));
         assert!(!html.contains("<b>base"));
+        assert!(html.contains("&lt;script&gt;") && !html.contains("\"<script>"));
+        assert!(html.contains("<tr class=\"revert\">"));
         assert!(html.contains("id=\"no-phases\""));
     }
 }

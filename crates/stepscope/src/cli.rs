@@ -141,7 +141,9 @@ pub enum Command {
     /// with stream, ignore_eos and max_tokens = --output-len, at a fixed concurrency (a
     /// request starts when one finishes) or at Poisson arrivals (--request-rate). Prompts are
     /// --input-len random token ids from --seed, or words of a local tokenizer.json. Output
-    /// token counts come from the server's usage chunk. Percentiles: numpy's linear method.
+    /// tokens are counted from the stream (the token ids vLLM lists with return_token_ids,
+    /// else chunks with text); the server's usage is checked against the count, never used
+    /// for it. Percentiles: numpy's linear method.
     ///
     /// Prints a table on stdout; --json writes every request's timings and the summary.
     /// Failed requests are counted by reason (http_status, connect, closed_stream, timeout,
@@ -163,31 +165,43 @@ pub enum Command {
     ///   stepscope bench --model M --json - > run.json
     #[command(verbatim_doc_comment)]
     Bench(BenchArgs),
-    /// Grade a change: KEEP, REVERT or INCONCLUSIVE, from each side's benchmark phases
-    /// (folders of `stepscope bench --json` documents, one per phase), beyond the noise
-    /// between phases.
+    /// Grade a change: KEEP, REVERT or INCONCLUSIVE, beyond the noise between
+    /// benchmark phases, for a candidate that did the same work, correctly.
     ///
-    /// The decision rests on output tokens per second: the relative change of the
-    /// candidate's median phase over the base's, with a 95 % percentile-bootstrap interval
-    /// (seeded: the same phases always grade the same). KEEP when the whole interval lies
-    /// above +--min-effect; REVERT when below −--min-effect, or when the candidate breaks an
-    /// --slo the base meets; INCONCLUSIVE otherwise, with about how many phases a side would
-    /// settle it. A `stepscope profile` run is refused: profiling switches change replay
-    /// speed, so its throughput is not the server's.
+    /// Sides: two running servers' URLs or two baseline configs (run live: the
+    /// phases A B B A, graded where the phases a side double, stopped at the first
+    /// KEEP or REVERT), or two folders of saved phases (`stepscope bench --json`
+    /// documents and output probes), graded offline. Profile configs and
+    /// `stepscope profile` runs are refused: their switches change replay speed.
     ///
-    /// Given two running servers' URLs, it runs the phases itself (the load flags), one at a
-    /// time in the order A B B A, grades after every pair once each side has --min-phases,
-    /// and stops at the first KEEP or REVERT or after --max-phases a side; the phases and
-    /// grade.json are saved under --out.
+    /// The speed is output tokens per second, counted from what streamed: the
+    /// typical ratio of a candidate phase to a base phase (Hodges-Lehmann) with
+    /// the interval of the Mann-Whitney test. KEEP needs the whole interval above
+    /// +--min-effect and every check passed; REVERT when it lies below
+    /// -(--min-effect) or a check fails beyond noise:
+    ///   outputs    fixed prompts at temperature 0 answered otherwise than by the
+    ///              base (--allow-output-change shows it only)
+    ///   failures   more failed requests than the base beyond chance, or more
+    ///              than --max-failure-rate (at 0.5 % by default, never KEEP)
+    ///   --slo      an objective the base meets, broken beyond noise
+    ///   latency    TTFT, TPOT, ITL or E2E (median, p99) slower beyond noise by
+    ///              more than --max-regression (5 % median, 10 % p99)
+    /// Sides that ran different work (model, lengths, load, prompts, sampling)
+    /// are never graded (exit 2, naming each difference).
     ///
-    /// Exit codes: 0 KEEP; 3 REVERT; 5 INCONCLUSIVE; 2 bad input.
+    /// Exit codes: 0 KEEP; 3 REVERT; 5 INCONCLUSIVE; 2 bad input or sides that
+    /// cannot be compared; 4 a live run failed (boot, server, load, a stall);
+    /// 130 interrupted (143 SIGTERM); 1 internal error.
     ///
     /// EXAMPLES:
     ///   stepscope grade phases/base/ phases/candidate/
     ///   stepscope grade base/ cand/ --min-effect 5 --slo ttft_ms.p99=500
     ///   stepscope grade base/ cand/ --json > grade.json
-    ///   # live: two running servers
-    ///   stepscope grade http://a:8000 http://b:8000 --out run/ --concurrency 32
+    ///   # live: two running servers, at most 30 minutes
+    ///   stepscope grade http://a:8000 http://b:8000 --concurrency 32 \
+    ///       --max-time 30m --out run/
+    ///   # live: two baseline configs, booted in turns
+    ///   stepscope grade baseline_vllm.yaml candidate_vllm.yaml
     #[command(verbatim_doc_comment)]
     Grade(GradeArgs),
     /// Profile a live server end to end: boot it from a profile config (or attach with

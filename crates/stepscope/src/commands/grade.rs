@@ -1,12 +1,16 @@
 //! `stepscope grade BASE CANDIDATE`: KEEP, REVERT or INCONCLUSIVE for a change, from each
-//! side's benchmark phases, beyond the noise between phases.
+//! side's benchmark phases and output probes, beyond the noise between phases.
 
 use crate::Outcome;
 use crate::output;
 use clap::Args;
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::PathBuf;
-use stepscope_serving::grade::{Decision, Grade, GradeSettings, Slo, grade, read_phases};
+use stepscope_serving::grade::gates::parse_max_regression;
+use stepscope_serving::grade::{
+    CheckLine, Decision, Grade, GradeSettings, Slo, Verdict, grade, read_side,
+};
 
 /// Arguments of `stepscope grade`.
 #[derive(Debug, Args)]
@@ -23,10 +27,28 @@ pub struct GradeArgs {
     #[arg(long, value_name = "PCT", default_value_t = 2.0, value_parser = super::diff::parse_percent)]
     pub min_effect: f64,
     /// A service-level objective the candidate must keep where the base does:
-    /// METRIC.STAT=LIMIT over the median phase (ttft_ms.p99=500, tpot_ms.median=40).
-    /// Repeatable.
+    /// METRIC.STAT=LIMIT over the phases' values (ttft_ms.p99=500, tpot_ms.median=40),
+    /// judged with the median phase's interval. Repeatable.
     #[arg(long, value_name = "OBJECTIVE", value_parser = Slo::parse)]
     pub slo: Vec<Slo>,
+    /// The most failed requests either side may have, in percent of those sent.
+    #[arg(long, value_name = "PCT", default_value_t = 0.5, value_parser = super::diff::parse_percent)]
+    pub max_failure_rate: f64,
+    /// The regression a latency may show beyond noise: METRIC=PCT (p50_ttft, p99_ttft,
+    /// p50_tpot, p99_tpot, p50_itl, p99_itl, p50_e2e, p99_e2e; PCT or `off`). Defaults: 5 %
+    /// for medians, 10 % for p99. Repeatable.
+    #[arg(long, value_name = "METRIC=PCT", value_parser = parse_max_regression)]
+    pub max_regression: Vec<(String, Option<f64>)>,
+    /// The similarity (0 to 1: common prefix over the longer answer) below which an output
+    /// probe's answer has changed; 1 asks for identical answers.
+    #[arg(long, value_name = "X", default_value_t = 1.0, value_parser = parse_similarity)]
+    pub output_similarity: f64,
+    /// Show changed outputs without deciding on them.
+    #[arg(long)]
+    pub allow_output_change: bool,
+    /// Grade sides that serve different models (a quantised copy of the base's, say).
+    #[arg(long)]
+    pub allow_model_change: bool,
     /// Offline: the gradings these phases were looked at (a live run's `grade.json` says, and
     /// prints the command), each at `1 − 5 % / LOOKS` confidence, to grade them as it did.
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=64))]
@@ -45,9 +67,21 @@ pub struct GradeArgs {
     /// Live: the budget, phases a side; the grade at the end of it is final.
     #[arg(long, value_name = "N", default_value_t = 20, value_parser = clap::value_parser!(u32).range(2..=1000))]
     pub max_phases: u32,
-    /// Live: the budget in time (`90s`, `30m`, `2h`): no pair of phases starts after it.
+    /// Live: the budget in time (`90s`, `30m`, `2h`): the phase or probe still running when
+    /// it ends is cut (not saved) and the saved ones are graded.
     #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
     pub max_time: Option<std::time::Duration>,
+    /// Live: the longest one request may take (`90s`, `10m`); a request past it fails as a
+    /// timeout.
+    #[arg(long, value_name = "DURATION", default_value = "600s", value_parser = parse_duration)]
+    pub request_timeout: std::time::Duration,
+    /// Live: prompts of each output probe (fixed prompts at temperature 0, sent at every
+    /// turn and at the end); 0 checks no outputs.
+    #[arg(long, value_name = "N", default_value_t = 8, value_parser = clap::value_parser!(u32).range(0..=1000))]
+    pub output_probes: u32,
+    /// Live: `max_tokens` of each probe answer.
+    #[arg(long, value_name = "N", default_value_t = 32, value_parser = clap::value_parser!(u32).range(1..=65536))]
+    pub probe_tokens: u32,
     /// Live: the model (default: each server's first in `GET /v1/models`).
     #[arg(long)]
     pub model: Option<String>,
@@ -81,8 +115,18 @@ pub struct GradeArgs {
     pub no_progress: bool,
 }
 
+/// `0.9`: a similarity between 0 and 1.
+fn parse_similarity(text: &str) -> Result<f64, String> {
+    match text.trim().parse::<f64>() {
+        Ok(value) if (0.0..=1.0).contains(&value) => Ok(value),
+        _ => Err(format!(
+            "`{text}` is not a similarity (a number from 0 to 1; 1 asks for identical answers)"
+        )),
+    }
+}
+
 /// `90`, `90s`, `30m`, `2h`.
-fn parse_duration(text: &str) -> Result<std::time::Duration, String> {
+pub(super) fn parse_duration(text: &str) -> Result<std::time::Duration, String> {
     let text = text.trim();
     let (number, unit) = match text.char_indices().find(|(_, c)| c.is_ascii_alphabetic()) {
         Some((at, _)) => text.split_at(at),
@@ -122,18 +166,21 @@ pub fn run(args: &GradeArgs) -> anyhow::Result<Outcome> {
         }
     }
     let read = |path: &PathBuf, label: &str| {
-        read_phases(path).map_err(|error| anyhow::anyhow!("{label}: {error}"))
+        read_side(path).map_err(|error| anyhow::anyhow!("{label}: {error}"))
     };
-    let sides = read(&args.base, "BASE").and_then(|b| Ok((b, read(&args.candidate, "CANDIDATE")?)));
-    let (base, candidate) = match sides {
-        Ok(sides) => sides,
+    let graded = read(&args.base, "BASE")
+        .and_then(|b| Ok((b, read(&args.candidate, "CANDIDATE")?)))
+        .and_then(|(base, candidate)| {
+            grade(&base, &candidate, &settings(args, args.looks as usize))
+                .map_err(|error| anyhow::anyhow!(error))
+        });
+    match graded {
+        Ok(graded) => finish(&graded, args.json),
         Err(error) => {
             output::print_error(&error);
-            return Ok(Outcome::InputError);
+            Ok(Outcome::InputError)
         }
-    };
-    let graded = grade(base, candidate, &settings(args, args.looks as usize));
-    finish(&graded, args.json)
+    }
 }
 
 /// How the phases are graded, shared by `looks` gradings.
@@ -142,6 +189,15 @@ pub fn settings(args: &GradeArgs, looks: usize) -> GradeSettings {
         min_effect_pct: args.min_effect,
         slos: args.slo.clone(),
         looks,
+        max_failure_rate: args.max_failure_rate / 100.0,
+        max_regressions: args
+            .max_regression
+            .iter()
+            .cloned()
+            .collect::<BTreeMap<_, _>>(),
+        min_output_similarity: args.output_similarity,
+        allow_output_change: args.allow_output_change,
+        allow_model_change: args.allow_model_change,
     }
 }
 
@@ -159,24 +215,25 @@ pub fn finish(graded: &Grade, json: bool) -> anyhow::Result<Outcome> {
     })
 }
 
-/// The terminal text: the decision, why, each objective, and each side's phases in order.
+/// The terminal text: the decision and why, what was compared, every check, the metrics,
+/// and each side's phases in order.
 fn render(graded: &Grade) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "{} — {}", graded.decision.as_str(), graded.reason);
     if let Some(phases) = graded.phases_to_settle {
         let _ = writeln!(out, "about {phases} phases a side would likely settle it");
     }
-    for slo in &graded.slos {
-        let value = |v: Option<f64>| v.map_or("–".to_owned(), |v| format!("{v:.1}"));
+    if let Some(workload) = &graded.workload {
         let _ = writeln!(
             out,
-            "objective {} ≤ {}: base {}, candidate {}{}",
-            slo.slo.metric,
-            slo.slo.limit,
-            value(slo.base),
-            value(slo.candidate),
-            if slo.broken { " (BROKEN)" } else { "" }
+            "compared: {}; {} base and {} candidate phases",
+            workload.describe(),
+            graded.base.len(),
+            graded.candidate.len()
         );
+    }
+    for check in &graded.checks {
+        let _ = writeln!(out, "{}", check_line(check));
     }
     for metric in &graded.metrics {
         let change = &metric.change;
@@ -191,11 +248,12 @@ fn render(graded: &Grade) -> String {
         };
         let _ = writeln!(
             out,
-            "{}: base {:.2}, candidate {:.2}, {:+.1} % ({interval})",
+            "{}: base {:.2}, candidate {:.2}, {:+.1} % ({interval}){}",
             metric.metric,
             metric.base_median,
             metric.candidate_median,
-            change.estimate * 100.0
+            change.estimate * 100.0,
+            if metric.regressed { " REGRESSED" } else { "" }
         );
     }
     for (label, phases) in [("base", &graded.base), ("candidate", &graded.candidate)] {
@@ -206,4 +264,17 @@ fn render(graded: &Grade) -> String {
         let _ = writeln!(out, "{label} output tok/s by phase: {}", tps.join(", "));
     }
     out
+}
+
+/// `  ok      outputs: …`, `  REVERT  failures: …`.
+fn check_line(check: &CheckLine) -> String {
+    let mark = match check.verdict {
+        Verdict::Pass => "ok",
+        Verdict::Warn => "NOTE",
+        Verdict::BlocksKeep => "HOLD",
+        Verdict::Revert => "REVERT",
+        Verdict::NotChecked => "–",
+    };
+    let detail = stepscope_model::text::escape_controls(&check.detail);
+    format!("  {mark:<7} {}: {detail}", check.check)
 }

@@ -11,8 +11,10 @@ use crate::output;
 use anyhow::{Context as _, bail};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
-use stepscope_load::BenchOptions;
-use stepscope_serving::grade::live::{LivePlan, LiveRun, SideSource, default_out, run_live};
+use stepscope_load::{BenchOptions, ProbeSettings, ServedModel, has_credentials, redact_url};
+use stepscope_serving::grade::live::{
+    LivePlan, LiveRun, SideSource, default_out, different_models, run_live, served_model_at,
+};
 use stepscope_serving::profile::{Interrupt, Timeouts, attach_fingerprint};
 use stepscope_serving::{ConfigKind, LoadSettings, load_config};
 
@@ -33,7 +35,7 @@ fn is_config(side: &Path) -> bool {
 
 /// Runs the live grading.
 pub fn run(args: &GradeArgs) -> anyhow::Result<Outcome> {
-    let plan = match resolve(args) {
+    let plan = match resolve(args).and_then(|plan| check_models(&plan, args).map(|()| plan)) {
         Ok(plan) => plan,
         Err(error) => {
             output::print_error(&error);
@@ -73,7 +75,9 @@ pub fn run(args: &GradeArgs) -> anyhow::Result<Outcome> {
             return Ok(Outcome::InputError);
         }
     };
-    super::grade_page::write(&out, &run)?;
+    if let Ok(graded) = &run.grade {
+        super::grade_page::write(&out, &run, graded)?;
+    }
     conclude(&run, &out, args, &interrupt)
 }
 
@@ -84,8 +88,25 @@ fn conclude(
     args: &GradeArgs,
     interrupt: &Interrupt,
 ) -> anyhow::Result<Outcome> {
+    let signalled = || Outcome::Signalled(interrupt.signal().unwrap_or(2));
+    let graded = match &run.grade {
+        Ok(graded) => graded,
+        Err(why) => {
+            // No grade: the sides cannot be compared (refused), or the run ended first.
+            output::print_error(&anyhow::anyhow!("{why}"));
+            output::note(&format!(
+                "run directory {} (grade.json has the run)",
+                out.display()
+            ));
+            return Ok(match run.record.status {
+                "interrupted" => signalled(),
+                "failed" => Outcome::RunFailed,
+                _ => Outcome::InputError,
+            });
+        }
+    };
     let outcome = match run.record.status {
-        "interrupted" => Some(Outcome::Signalled(interrupt.signal().unwrap_or(2))),
+        "interrupted" => Some(signalled()),
         "failed" => {
             let error = run.record.error.clone().unwrap_or_default();
             output::print_error(&anyhow::anyhow!(
@@ -96,7 +117,7 @@ fn conclude(
         }
         _ => None,
     };
-    let decided = finish(&run.grade, args.json)?;
+    let decided = finish(graded, args.json)?;
     output::note(&format!(
         "run directory {} (grade.json, report.html); grade its phases again offline with: {}",
         out.display(),
@@ -105,8 +126,18 @@ fn conclude(
     Ok(outcome.unwrap_or(decided))
 }
 
-/// The sides and the load, checked; errors are usage errors (exit 2).
+/// The sides and the load, checked; errors are usage errors (exit 2). Nothing is created
+/// before they pass: a URL with credentials is refused here, its secret not echoed.
 fn resolve(args: &GradeArgs) -> anyhow::Result<LivePlan> {
+    for (path, label) in [(&args.base, "BASE"), (&args.candidate, "CANDIDATE")] {
+        let text = path.to_string_lossy();
+        if is_url(path) && has_credentials(&text) {
+            bail!(
+                "{label} `{}` carries credentials: stepscope speaks plain HTTP and saves every side's URL in grade.json, so it takes none\nhint: give the server's address without `user:password@` (a server behind authentication: grade it through a local proxy that adds them)",
+                redact_url(&text)
+            );
+        }
+    }
     let base = side(&args.base, args.base_fingerprint.as_deref(), "BASE")?;
     let candidate = side(
         &args.candidate,
@@ -114,6 +145,10 @@ fn resolve(args: &GradeArgs) -> anyhow::Result<LivePlan> {
         "CANDIDATE",
     )?;
     let sources = [base, candidate];
+    let probe = (args.output_probes > 0).then_some(ProbeSettings {
+        prompts: args.output_probes as usize,
+        max_tokens: args.probe_tokens as usize,
+    });
     Ok(LivePlan {
         bench: load_options(args, &sources)?,
         sources,
@@ -121,9 +156,41 @@ fn resolve(args: &GradeArgs) -> anyhow::Result<LivePlan> {
         min_phases: args.min_phases as usize,
         max_phases: args.max_phases as usize,
         max_time: args.max_time,
+        probe,
         ready_timeout: Duration::from_secs(args.ready_timeout),
         stop_grace: Timeouts::default().stop_grace,
     })
+}
+
+/// Before anything is created: every URL side answers with its model, and the sides serve
+/// one model (configs: name one) unless --allow-model-change.
+fn check_models(plan: &LivePlan, args: &GradeArgs) -> anyhow::Result<()> {
+    let mut models = [None, None];
+    for (at, source) in plan.sources.iter().enumerate() {
+        let label = ["base", "candidate"][at];
+        match source {
+            SideSource::Url { url, .. } => {
+                let mut options = plan.bench.clone();
+                options.base_url.clone_from(url);
+                let served = served_model_at(&options, label).map_err(|e| anyhow::anyhow!(e))?;
+                models[at] = Some(served);
+            }
+            SideSource::Config(file) => {
+                models[at] = Some(ServedModel {
+                    id: file.config.model.clone(),
+                    root: None,
+                    max_model_len: None,
+                });
+            }
+        }
+    }
+    if let [Some(base), Some(candidate)] = &models
+        && !args.allow_model_change
+        && let Some(why) = different_models(base, candidate)
+    {
+        bail!(why);
+    }
+    Ok(())
 }
 
 fn side(path: &Path, fingerprint: Option<&str>, label: &str) -> anyhow::Result<SideSource> {
@@ -195,5 +262,10 @@ fn load_options(args: &GradeArgs, sources: &[SideSource; 2]) -> anyhow::Result<B
     options.input_len = pick(args.input_len, |l| l.input_len, 256);
     options.output_len = pick(args.output_len, |l| l.output_len, 128);
     options.warmup = args.warmup as usize;
+    options.timeout = args.request_timeout;
+    // The server was checked when its model was read: a failed first request of a phase is
+    // the candidate's failure, counted and graded, not a reason to stop the run.
+    options.initial_test = false;
+    options.validate().map_err(|e| anyhow::anyhow!("{e}"))?;
     Ok(options)
 }

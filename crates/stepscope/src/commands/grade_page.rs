@@ -1,19 +1,18 @@
 //! A live grading's `report.html`: the grade and its run, handed to the report crate's page.
 
 use std::path::Path;
-use stepscope_report::grade_page::{GradePage, MetricRow, PlotPhase, render};
-use stepscope_serving::grade::RelativeChange;
+use stepscope_report::grade_page::{CheckRow, GradePage, MetricRow, PlotPhase, render};
 use stepscope_serving::grade::live::LiveRun;
+use stepscope_serving::grade::{Grade, Phase, RelativeChange, Verdict};
 
 /// Writes `OUT/report.html`.
-pub fn write(out: &Path, run: &LiveRun) -> anyhow::Result<()> {
-    let html = render(&page(run));
+pub fn write(out: &Path, run: &LiveRun, graded: &Grade) -> anyhow::Result<()> {
+    let html = render(&page(run, graded));
     stepscope_report::atomic::write_bytes(&out.join("report.html"), html.as_bytes())?;
     Ok(())
 }
 
-fn page(run: &LiveRun) -> GradePage {
-    let grade = &run.grade;
+fn page(run: &LiveRun, grade: &Grade) -> GradePage {
     let record = &run.record;
     let phases = record
         .order
@@ -23,9 +22,9 @@ fn page(run: &LiveRun) -> GradePage {
             value: p.output_tokens_per_s,
             boot: p.boot,
             file: p.file.clone(),
+            failed: p.requests_failed,
         })
         .collect();
-    let metrics = metric_rows(grade);
     let side = |at: usize| {
         let s = &record.sides[at];
         s.config
@@ -43,20 +42,44 @@ fn page(run: &LiveRun) -> GradePage {
             record.stopped_by.unwrap_or("stopped")
         ),
     };
+    let checks = grade
+        .checks
+        .iter()
+        .map(|check| CheckRow {
+            check: check.check.clone(),
+            verdict: verdict_word(check.verdict).to_owned(),
+            detail: check.detail.clone(),
+        })
+        .collect();
     GradePage {
         decision: grade.decision.as_str().to_owned(),
         reason: grade.reason.clone(),
         status,
         sides: [side(0), side(1)],
+        compared: grade
+            .workload
+            .as_ref()
+            .map_or_else(|| "no phase ended".to_owned(), |w| w.describe()),
+        checks,
         phases,
-        metrics,
+        metrics: metric_rows(grade),
         confidence_pct: stepscope_serving::grade::look_confidence(grade.looks) * 100.0,
         regrade: record.regrade.clone(),
     }
 }
 
+fn verdict_word(verdict: Verdict) -> &'static str {
+    match verdict {
+        Verdict::Pass => "pass",
+        Verdict::Warn => "note",
+        Verdict::BlocksKeep => "blocks_keep",
+        Verdict::Revert => "revert",
+        Verdict::NotChecked => "not_checked",
+    }
+}
+
 /// Output tok/s, then the reported metrics, each with its medians and change.
-fn metric_rows(grade: &stepscope_serving::grade::Grade) -> Vec<MetricRow> {
+fn metric_rows(grade: &Grade) -> Vec<MetricRow> {
     let bounded = |v: f64| v.is_finite().then_some(v);
     let row = |metric: &str, base: f64, candidate: f64, change: &RelativeChange| MetricRow {
         metric: metric.to_owned(),
@@ -64,9 +87,9 @@ fn metric_rows(grade: &stepscope_serving::grade::Grade) -> Vec<MetricRow> {
         candidate,
         change: (change.estimate, bounded(change.low), bounded(change.high)),
     };
-    let tps = |phases: &[stepscope_serving::grade::Phase]| {
+    let tps = |phases: &[Phase]| {
         let mut values: Vec<f64> = phases.iter().map(|p| p.output_tokens_per_s).collect();
-        stepscope_analysis::noise::median(&mut values)
+        stepscope_stats::noise::median(&mut values)
     };
     let mut metrics = Vec::new();
     if let Some(change) = &grade.output_throughput {

@@ -20,6 +20,7 @@ mod flags;
 mod golden;
 mod grade;
 mod grade_boot;
+mod grade_integrity;
 mod help;
 mod html;
 mod install;
