@@ -2,13 +2,18 @@
 //!
 //! What it checks, per file: a `kind: profile` config sets every variable of the switch
 //! table to its value (a HIP runtime ignores variables it does not define, so all three are
-//! safe on any runtime) and enables its framework's torch profiler; a `kind: baseline`
-//! config sets none of them (a measured run replays as shipped); and a file whose name
-//! starts with `profile` or `baseline` has that kind. Why: a profile without the switch for
+//! safe on any runtime), sets none of them again to another value outside `envs` (in
+//! `container_args` or the launch words, where it would win), and enables its framework's
+//! torch profiler; a `kind: baseline` config sets none of them anywhere (a measured run
+//! replays as shipped; [`crate::switch_sources`] reads every place one can hide); a
+//! `--env-file` that cannot be read is named, since what it sets cannot be checked; and a
+//! file whose name starts with `profile` or `baseline` has that kind. The load's values
+//! are checked against the load generator's own limits when the file is read. Why: a profile without the switch for
 //! the runtime it lands on records 1 of 127 replays, silently; a baseline with one measures
 //! a server nobody ships.
 
 use crate::config::{ConfigFile, ConfigKind, Framework};
+use crate::switch_sources::{SwitchSetting, UnreadEnvFile, switches_outside_envs};
 use std::fmt;
 use std::path::PathBuf;
 use stepscope_model::switches::SWITCHES;
@@ -45,14 +50,85 @@ pub fn check_configs(files: &[ConfigFile]) -> Vec<Finding> {
 /// Findings for one file.
 pub fn check_config(file: &ConfigFile) -> Vec<Finding> {
     let mut findings = kind_matches_name(file).into_iter().collect::<Vec<_>>();
+    let (elsewhere, unread) = switches_outside_envs(file);
     match file.config.kind {
         ConfigKind::Profile => {
             findings.extend(profile_switches(file));
             findings.extend(profiler_enabled(file));
+            findings.extend(elsewhere.iter().filter_map(|s| profile_override(file, s)));
         }
-        ConfigKind::Baseline => findings.extend(baseline_switches(file)),
+        ConfigKind::Baseline => {
+            findings.extend(baseline_switches(file));
+            findings.extend(elsewhere.iter().map(|s| baseline_elsewhere(file, s)));
+        }
     }
+    findings.extend(unread.iter().map(|u| unread_env_file(file, u)));
     findings
+}
+
+fn key_line(file: &ConfigFile, key: &str) -> usize {
+    file.key_lines.get(key).copied().unwrap_or(0)
+}
+
+fn shown(setting: &SwitchSetting) -> String {
+    match &setting.value {
+        Some(value) => format!("`{}={value}`", setting.variable),
+        None => format!(
+            "`{}` (its value from the host's environment)",
+            setting.variable
+        ),
+    }
+}
+
+/// A switch in a baseline's other keys: the same fault as one under `envs`.
+fn baseline_elsewhere(file: &ConfigFile, setting: &SwitchSetting) -> Finding {
+    finding(
+        file,
+        key_line(file, setting.key),
+        setting.key.to_owned(),
+        format!(
+            "a baseline replays as shipped and carries no switch, but {} sets {}: remove it",
+            setting.how,
+            shown(setting)
+        ),
+    )
+}
+
+/// A profile's switch set again outside `envs` to another value, which wins.
+fn profile_override(file: &ConfigFile, setting: &SwitchSetting) -> Option<Finding> {
+    let switch = SWITCHES.iter().find(|s| s.variable == setting.variable)?;
+    if setting.value.as_deref() == Some(switch.value) {
+        return None;
+    }
+    let wins = if setting.key == "container_args" {
+        "docker applies `container_args` after the `-e` flags of `envs` and the last one wins"
+    } else {
+        "the launch words run after the environment `envs` gives them"
+    };
+    Some(finding(
+        file,
+        key_line(file, setting.key),
+        setting.key.to_owned(),
+        format!(
+            "{} sets {}, overriding `envs.{}: \"{}\"` ({wins}), so a profile would record replays as the runtime's default does: remove it",
+            setting.how,
+            shown(setting),
+            switch.variable,
+            switch.value
+        ),
+    ))
+}
+
+fn unread_env_file(file: &ConfigFile, unread: &UnreadEnvFile) -> Finding {
+    finding(
+        file,
+        key_line(file, "container_args"),
+        "container_args".to_owned(),
+        format!(
+            "`--env-file {}` could not be read ({}), so the switches it may set are not checked: give a path readable from the config's folder, or set the variables under `envs`",
+            unread.path, unread.problem
+        ),
+    )
 }
 
 fn finding(file: &ConfigFile, line: usize, key: String, problem: String) -> Finding {

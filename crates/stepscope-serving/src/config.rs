@@ -270,6 +270,9 @@ pub struct ConfigFile {
     pub envs_line: usize,
     /// Line of the `kind:` key.
     pub kind_line: usize,
+    /// Lines of the keys a runtime switch can hide in besides `envs` (`container_args`,
+    /// `server.launcher`, `server.args`; 0 when absent).
+    pub key_lines: BTreeMap<&'static str, usize>,
 }
 
 /// Only the lines of `envs` entries; every other key is ignored here.
@@ -305,6 +308,10 @@ pub fn parse_config(text: &str, path: &Path) -> Result<ConfigFile, ServingError>
         env_lines,
         envs_line: top_level_line(text, "envs"),
         kind_line: top_level_line(text, "kind"),
+        key_lines: ["container_args", "server.launcher", "server.args"]
+            .into_iter()
+            .map(|key| (key, key_line(text, key)))
+            .collect(),
     };
     validate(&file, text)?;
     Ok(file)
@@ -409,6 +416,7 @@ fn validate_numbers(
             return Err(error(key, "must be at least 1".to_owned(), None));
         }
     }
+    validate_load(load, error)?;
     for window in &config.windows {
         if matches!(window, ProfileWindow::ByStage(_)) && config.framework != Framework::Sglang {
             return Err(error(
@@ -535,6 +543,41 @@ fn key_line(text: &str, dotted: &str) -> usize {
     (1..=text.lines().count())
         .find(|&line| key_path_at(text, line).as_deref() == Some(dotted))
         .unwrap_or_else(|| top_level_line(text, dotted.split('.').next().unwrap_or(dotted)))
+}
+
+/// The load within the load generator's own limits (`stepscope bench` would refuse it).
+fn validate_load(
+    load: &LoadSettings,
+    error: &dyn Fn(&str, String, Option<&str>) -> ServingError,
+) -> Result<(), ServingError> {
+    let cap = stepscope_load::MAX_REQUEST_TOKENS as u64;
+    for (key, value) in [
+        ("load.input_len", load.input_len),
+        ("load.output_len", load.output_len),
+    ] {
+        if u64::from(value) > cap {
+            return Err(error(
+                key,
+                format!(
+                    "{value} tokens is more than {cap}, the load generator's cap on one request"
+                ),
+                Some("give a length a server can be run with"),
+            ));
+        }
+    }
+    let in_flight = u64::from(load.concurrency.min(load.num_prompts)) * u64::from(load.input_len);
+    let limit = stepscope_load::MAX_TOKENS_IN_FLIGHT as u64;
+    if in_flight > limit {
+        return Err(error(
+            "load.concurrency",
+            format!(
+                "{} requests of {} prompt tokens hold {in_flight} tokens at once, more than the load generator's {limit} (about 2 GB of requests in memory)",
+                load.concurrency, load.input_len
+            ),
+            Some("lower `concurrency` or `input_len`"),
+        ));
+    }
+    Ok(())
 }
 
 /// Whether `name` can be exported by a POSIX shell.

@@ -4,7 +4,8 @@
 //!
 //! - [`config`]: the YAML schema of a profile or baseline run, read with errors that name
 //!   the file, the line and the key.
-//! - [`check`]: every profile carries the three runtime switches, no baseline carries one.
+//! - [`check`]: every profile carries the three runtime switches, no baseline carries one,
+//!   wherever it could be set ([`switch_sources`]: `envs`, `container_args`, launch words).
 //! - [`launch`] and [`mod@render`]: the exact server command, for a shell or `docker run`,
 //!   quoted so no value is split or executed.
 //! - [`mod@fingerprint`]: a hash over what reaches the server at boot, and [`may_reuse`], which
@@ -64,6 +65,7 @@ pub mod launch;
 pub mod profile;
 pub mod render;
 pub mod server;
+pub mod switch_sources;
 pub mod windows;
 mod yaml_keys;
 

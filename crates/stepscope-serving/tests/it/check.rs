@@ -2,7 +2,7 @@
 
 use crate::common::*;
 use stepscope_model::switches::SWITCHES;
-use stepscope_serving::{check_config, check_configs, config_paths, load_config};
+use stepscope_serving::{check_config, check_configs, config_paths, load_config, parse_config};
 
 #[test]
 fn shipped_configs_pass() {
@@ -117,4 +117,160 @@ fn a_profile_must_enable_its_profiler() {
     let findings = check_config(&parse_as(&vllm, "profile_vllm.yaml"));
     assert_eq!(findings.len(), 1, "{findings:?}");
     assert!(findings[0].problem.contains("--profiler-config"));
+}
+
+/// A baseline of vLLM with `extra` lines (and the load `load`).
+fn baseline_with(extra: &str) -> String {
+    config_with(
+        "baseline",
+        extra,
+        "{concurrency: 4, input_len: 16, output_len: 16, num_prompts: 8}",
+    )
+}
+
+fn config_with(kind: &str, extra: &str, load: &str) -> String {
+    format!("kind: {kind}\nframework: vllm\nmodel: m\n{extra}load: {load}\noutput_dir: out\n")
+}
+
+/// `(lines, key, how the finding names it)`: a switch in each place a baseline can hide one.
+fn hidden_switch_cases() -> [(&'static str, &'static str, &'static str); 7] {
+    [
+        (
+            "container_args: [-e, DEBUG_CLR_GRAPH_PACKET_CAPTURE=0]\n",
+            "container_args",
+            "`-e DEBUG_CLR_GRAPH_PACKET_CAPTURE=0`",
+        ),
+        (
+            "container_args: [--env=DEBUG_HIP_GRAPH_SEGMENT_SCHEDULING=0]\n",
+            "container_args",
+            "`--env=DEBUG_HIP_GRAPH_SEGMENT_SCHEDULING=0`",
+        ),
+        (
+            "container_args: [-eDEBUG_HIP_GRAPH_CLASSIC_PATH=1]\n",
+            "container_args",
+            "`-eDEBUG_HIP_GRAPH_CLASSIC_PATH=1`",
+        ),
+        (
+            "container_args: [--env, DEBUG_HIP_GRAPH_CLASSIC_PATH]\n",
+            "container_args",
+            "its value from the host's environment",
+        ),
+        (
+            "container_args: [--env-file, run.env]\n",
+            "container_args",
+            "`--env-file run.env` line 3",
+        ),
+        (
+            "server:\n  launcher: [env, DEBUG_CLR_GRAPH_PACKET_CAPTURE=1, vllm, serve]\n",
+            "server.launcher",
+            "`DEBUG_CLR_GRAPH_PACKET_CAPTURE=1`",
+        ),
+        (
+            "server:\n  launcher: [sh, -c, \"DEBUG_HIP_GRAPH_CLASSIC_PATH=1 exec vllm serve \\\"$@\\\"\", vllm]\n",
+            "server.launcher",
+            "sets `DEBUG_HIP_GRAPH_CLASSIC_PATH=1`",
+        ),
+    ]
+}
+
+/// A switch hidden from `envs:` in a baseline, in each form it can take, is found in its
+/// key; unsetting one is not setting it.
+#[test]
+fn a_switch_set_anywhere_in_a_baseline_is_found() {
+    let dir = tempfile::tempdir().unwrap();
+    let env_file = dir.path().join("run.env");
+    std::fs::write(
+        &env_file,
+        "# switches\nHF_HOME=/data\nDEBUG_HIP_GRAPH_CLASSIC_PATH=1\n",
+    )
+    .unwrap();
+    let cases = hidden_switch_cases();
+    for (extra, key, how) in cases {
+        let path = dir.path().join("baseline_vllm.yaml");
+        std::fs::write(&path, baseline_with(extra)).unwrap();
+        let findings = check_config(&load_config(&path).unwrap());
+        assert_eq!(findings.len(), 1, "{extra}: {findings:?}");
+        assert_eq!(findings[0].key, key, "{extra}");
+        assert!(findings[0].line > 0, "{extra}: {findings:?}");
+        assert!(
+            findings[0]
+                .problem
+                .contains("a baseline replays as shipped"),
+            "{findings:?}"
+        );
+        assert!(
+            findings[0].problem.contains(how),
+            "{how}: {}",
+            findings[0].problem
+        );
+    }
+    let unset = baseline_with(
+        "server:\n  launcher: [env, -u, DEBUG_CLR_GRAPH_PACKET_CAPTURE, vllm, serve]\n",
+    );
+    assert_eq!(
+        check_config(&parse_as(&unset, "baseline_vllm.yaml")),
+        Vec::new()
+    );
+    let missing = baseline_with("container_args: [--env-file, /nonexistent/run.env]\n");
+    let findings = check_config(&parse_as(&missing, "baseline_vllm.yaml"));
+    assert!(
+        findings[0].problem.contains("could not be read"),
+        "{findings:?}"
+    );
+}
+
+/// A profile's switch set again in `container_args` to another value wins over `envs` (docker
+/// applies those flags last): found; set again to the same value: nothing to say.
+#[test]
+fn a_profile_switch_overridden_outside_envs_is_found() {
+    let envs = "envs:\n  DEBUG_CLR_GRAPH_PACKET_CAPTURE: \"0\"\n  DEBUG_HIP_GRAPH_SEGMENT_SCHEDULING: \"0\"\n  DEBUG_HIP_GRAPH_CLASSIC_PATH: \"1\"\n  VLLM_TORCH_PROFILER_DIR: /tmp/t\n";
+    let with = |extra: &str| {
+        let load = "{concurrency: 4, input_len: 16, output_len: 16, num_prompts: 8}";
+        config_with("profile", &format!("{envs}{extra}"), load)
+    };
+    assert_eq!(
+        check_config(&parse_as(&with(""), "profile_vllm.yaml")),
+        Vec::new()
+    );
+    let overridden = with("container_args: [-e, DEBUG_CLR_GRAPH_PACKET_CAPTURE=1]\n");
+    let findings = check_config(&parse_as(&overridden, "profile_vllm.yaml"));
+    assert_eq!(findings.len(), 1, "{findings:?}");
+    assert!(
+        findings[0]
+            .problem
+            .contains("overriding `envs.DEBUG_CLR_GRAPH_PACKET_CAPTURE: \"0\"`"),
+        "{findings:?}"
+    );
+    assert!(
+        findings[0].problem.contains("the last one wins"),
+        "{findings:?}"
+    );
+    let same = with("container_args: [-e, DEBUG_CLR_GRAPH_PACKET_CAPTURE=0]\n");
+    assert_eq!(
+        check_config(&parse_as(&same, "profile_vllm.yaml")),
+        Vec::new()
+    );
+}
+
+/// A load the load generator would refuse is refused when the config is read.
+#[test]
+fn a_load_beyond_the_load_generators_limits_is_refused() {
+    let huge = config_with(
+        "baseline",
+        "",
+        "{concurrency: 4, input_len: 4000000000, output_len: 16, num_prompts: 8}",
+    );
+    let error = parse_config(&huge, std::path::Path::new("baseline_vllm.yaml")).unwrap_err();
+    let text = error.to_string();
+    assert!(
+        text.contains("load.input_len") && text.contains("cap on one request"),
+        "{text}"
+    );
+    let crowded = config_with(
+        "baseline",
+        "",
+        "{concurrency: 100000, input_len: 1000000, output_len: 16, num_prompts: 100000}",
+    );
+    let error = parse_config(&crowded, std::path::Path::new("baseline_vllm.yaml")).unwrap_err();
+    assert!(error.to_string().contains("load.concurrency"), "{error}");
 }
