@@ -273,7 +273,8 @@ const STYLE: &str = "body{font-family:system-ui,sans-serif;margin:2em;max-width:
 h1.keep{color:#2a7d2a}h1.revert{color:#b22}h1.inconclusive{color:#a60}\
 table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:4px 10px;text-align:right}\
 td:first-child,th:first-child{text-align:left}code{background:#f4f4f4;padding:2px 4px}\
-td.detail{text-align:left}tr.revert td{background:#fbe9e9}tr.blocks_keep td{background:#fff4e0}";
+td.detail{text-align:left}tr.revert td{background:#fbe9e9}tr.blocks_keep td,tr.void td{background:#fff4e0}\
+tr.note td{background:#f4f4fb}";
 
 #[cfg(test)]
 mod tests {

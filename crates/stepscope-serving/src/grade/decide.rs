@@ -1,6 +1,7 @@
 //! The decision from the evidence: a failed check reverts, a held-back check blocks KEEP,
 //! and the throughput's interval decides the rest.
 
+use super::engage::EngageCheck;
 use super::gates::{FailureCheck, MetricChange, SloCheck, Verdict};
 use super::outputs::OutputCheck;
 use super::{CheckLine, Decision, SideTokens};
@@ -13,6 +14,7 @@ pub(super) struct Evidence {
     pub(super) slos: Vec<SloCheck>,
     pub(super) failures: FailureCheck,
     pub(super) outputs: OutputCheck,
+    pub(super) engage: EngageCheck,
     pub(super) tokens: [SideTokens; 2],
 }
 
@@ -33,6 +35,8 @@ pub(super) fn decide(evidence: &Evidence, min_effect: f64, phases: usize) -> Dec
         verdict,
         detail,
     };
+    let engage = &evidence.engage;
+    checks.push(line("engaged", engage.verdict, engage.detail.clone()));
     let outputs = &evidence.outputs;
     checks.push(line("outputs", outputs.verdict, outputs.detail.clone()));
     let failures = &evidence.failures;
@@ -52,21 +56,11 @@ pub(super) fn decide(evidence: &Evidence, min_effect: f64, phases: usize) -> Dec
     // the reason a user looks for first.
     let speed = throughput(evidence.change.as_ref(), min_effect, phases);
     checks.push(line("throughput", speed.verdict, speed.reason.clone()));
-    let gated: Vec<&MetricChange> = evidence
-        .metrics
-        .iter()
-        .filter(|m| m.max_regression_pct.is_some())
-        .collect();
-    let regressed: Vec<&MetricChange> = gated.iter().copied().filter(|m| m.regressed).collect();
-    for metric in &regressed {
-        let check = format!("latency {}", metric.metric);
-        checks.push(line(&check, Verdict::Revert, regression_detail(metric)));
-    }
-    if regressed.is_empty() && !gated.is_empty() {
-        checks.push(line("latency", Verdict::Pass, latency_detail(&gated)));
-    }
+    checks.extend(latency_checks(&evidence.metrics));
     let first = |verdict: Verdict| checks.iter().find(|c| c.verdict == verdict);
-    let (decision, reason, settle) = if let Some(revert) = first(Verdict::Revert) {
+    let (decision, reason, settle) = if let Some(void) = first(Verdict::Void) {
+        (Decision::Inconclusive, void.detail.clone(), None)
+    } else if let Some(revert) = first(Verdict::Revert) {
         (Decision::Revert, revert.detail.clone(), None)
     } else if speed.decision == Decision::Keep {
         match first(Verdict::BlocksKeep) {
@@ -138,12 +132,39 @@ fn slo_detail(slo: &SloCheck) -> String {
         Verdict::BlocksKeep => {
             format!("the candidate may break {name}: {}", bounds(&slo.candidate))
         }
-        Verdict::Pass | Verdict::Warn => format!("{name} kept: {}", bounds(&slo.candidate)),
+        Verdict::Pass | Verdict::Warn | Verdict::Void => {
+            format!("{name} kept: {}", bounds(&slo.candidate))
+        }
         Verdict::NotChecked => format!(
             "the base itself does not meet {name} ({}): not judged",
             bounds(&slo.base)
         ),
     }
+}
+
+/// A line for each latency slower beyond noise and its margin, or one saying none is.
+fn latency_checks(metrics: &[MetricChange]) -> Vec<CheckLine> {
+    let gated: Vec<&MetricChange> = metrics
+        .iter()
+        .filter(|m| m.max_regression_pct.is_some())
+        .collect();
+    let mut lines: Vec<CheckLine> = gated
+        .iter()
+        .filter(|m| m.regressed)
+        .map(|metric| CheckLine {
+            check: format!("latency {}", metric.metric),
+            verdict: Verdict::Revert,
+            detail: regression_detail(metric),
+        })
+        .collect();
+    if lines.is_empty() && !gated.is_empty() {
+        lines.push(CheckLine {
+            check: "latency".to_owned(),
+            verdict: Verdict::Pass,
+            detail: latency_detail(&gated),
+        });
+    }
+    lines
 }
 
 /// The latencies checked, none slower beyond noise and its margin.

@@ -25,6 +25,9 @@ pub enum Verdict {
     Revert,
     /// Not checked (no evidence: offline phases without probes, say).
     NotChecked,
+    /// The comparison says nothing about the change (it did not engage on the candidate):
+    /// INCONCLUSIVE, whatever else was found.
+    Void,
 }
 
 /// One side's requests over all its phases.

@@ -33,6 +33,7 @@
 //! change how fast replays run, so their throughput is not the server's.
 
 mod decide;
+pub mod engage;
 pub mod gates;
 pub mod live;
 pub mod outputs;
@@ -196,6 +197,8 @@ pub struct Grade {
     pub failures: FailureCheck,
     /// The output probes' answers compared.
     pub outputs: OutputCheck,
+    /// Whether the change engaged on the candidate (`--expect-kernel`, `--expect-env`).
+    pub engage: engage::EngageCheck,
     /// The servers' own token counts against the streamed ones: base, candidate.
     pub tokens: [SideTokens; 2],
     /// With INCONCLUSIVE: the phases a side that would likely settle it, when more phases
@@ -240,6 +243,7 @@ pub fn grade(
             .collect(),
         failures: gates::check_failures(b, c, settings.max_failure_rate, confidence),
         outputs,
+        engage: engage::check_engage(candidate.engage.as_ref()),
         tokens: [SideTokens::of(b), SideTokens::of(c)],
     };
     let decided = decide::decide(
@@ -259,6 +263,7 @@ pub fn grade(
         slos: evidence.slos,
         failures: evidence.failures,
         outputs: evidence.outputs,
+        engage: evidence.engage,
         tokens: evidence.tokens,
         phases_to_settle: decided.phases_to_settle,
         base: b.clone(),

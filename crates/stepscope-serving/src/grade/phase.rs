@@ -2,6 +2,7 @@
 //! its output probes (`*.outputs.json`), read from a folder, with the workload each phase
 //! ran, so that sides that did different work are never graded against each other.
 
+use super::engage::{ENGAGE_KIND, EngageRecord, is_engage_file};
 use serde::Serialize;
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -180,13 +181,16 @@ impl Phase {
     }
 }
 
-/// A side as saved: its phases and its output probes, in file-name order.
+/// A side as saved: its phases and its output probes, in file-name order, and what an
+/// engage check found on it.
 #[derive(Debug, Clone, Default)]
 pub struct SideEvidence {
     /// The phases.
     pub phases: Vec<Phase>,
     /// The probes, with their files.
     pub probes: Vec<(String, ProbeSet)>,
+    /// The engage check (`engage.check.json`), when one was made.
+    pub engage: Option<EngageRecord>,
 }
 
 /// Reads a side: a folder of `bench --json` documents (its `*.json` files, sorted by name)
@@ -214,9 +218,14 @@ fn read_side_checked(path: &Path, need_phases: bool) -> Result<SideEvidence, Str
         ));
     }
     let files = json_files(path)?;
+    let (checks, files): (Vec<PathBuf>, Vec<PathBuf>) =
+        files.into_iter().partition(|f| is_engage_file(f));
     let (probe_files, phase_files): (Vec<PathBuf>, Vec<PathBuf>) =
         files.into_iter().partition(|f| is_probe_file(f));
-    if phase_files.is_empty() && need_phases {
+    // A live run stopped by a changed answer or a change that did not engage leaves a side
+    // with probes or a check and no phase: that evidence is graded too.
+    let evidence = !probe_files.is_empty() || !checks.is_empty();
+    if phase_files.is_empty() && need_phases && !evidence {
         return Err(format!(
             "`{}` holds no bench documents (*.json)\nhint: save each phase with `stepscope bench ... --json PHASE.json`",
             path.display()
@@ -231,7 +240,15 @@ fn read_side_checked(path: &Path, need_phases: bool) -> Result<SideEvidence, Str
         .iter()
         .map(|file| read_probe(file).map(|set| (file.display().to_string(), set)))
         .collect::<Result<Vec<_>, _>>()?;
-    Ok(SideEvidence { phases, probes })
+    let engage = match checks.first() {
+        Some(file) => Some(read_engage(file)?),
+        None => None,
+    };
+    Ok(SideEvidence {
+        phases,
+        probes,
+        engage,
+    })
 }
 
 /// Reads a side's phases alone (see [`read_side`]).
@@ -344,6 +361,20 @@ fn read_phase(file: &Path) -> Result<Phase, String> {
         workload: Some(workload),
         summary: summary.clone(),
     })
+}
+
+fn read_engage(file: &Path) -> Result<EngageRecord, String> {
+    let doc = read_document(file)?;
+    let record: EngageRecord = serde_json::from_value(doc).map_err(|e| {
+        format!(
+            "`{}` is not an engage check ({e})\nhint: `*.check.json` files in a side's folder are the checks `stepscope grade --expect-kernel/--expect-env` saves",
+            file.display()
+        )
+    })?;
+    if record.kind != ENGAGE_KIND {
+        return Err(format!("`{}` is not an engage check", file.display()));
+    }
+    Ok(record)
 }
 
 fn read_probe(file: &Path) -> Result<ProbeSet, String> {

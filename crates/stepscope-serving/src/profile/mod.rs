@@ -15,7 +15,7 @@ pub(crate) mod rundir;
 pub(crate) mod server_phase;
 mod steps;
 mod throughput;
-mod window;
+pub(crate) mod window;
 
 pub use interrupt::Interrupt;
 pub use load::LoadRun;
@@ -220,7 +220,7 @@ fn record_windows(
     }
     let context = window::WindowContext {
         endpoint,
-        run,
+        root: run.root(),
         load: &load,
         concurrency,
         interrupt,

@@ -3,7 +3,6 @@
 
 use super::load::LoadRun;
 use super::record::{IncompleteRecord, TraceRecord, WindowRecord};
-use super::rundir::RunDir;
 use super::steps::StepCounter;
 use super::{Interrupt, Timeouts};
 use crate::collect::is_rank_trace;
@@ -13,9 +12,10 @@ use crate::windows::{ProfileEndpoint, WindowEnd, start_window, stop_window, wind
 use std::time::{Duration, Instant};
 
 /// What a window needs from the run.
-pub(super) struct WindowContext<'a> {
+pub(crate) struct WindowContext<'a> {
     pub endpoint: &'a ProfileEndpoint,
-    pub run: &'a RunDir,
+    /// The run directory the window's files go under (`windows/N-SPEC/`).
+    pub root: &'a std::path::Path,
     pub load: &'a LoadRun,
     pub concurrency: u32,
     pub interrupt: &'a Interrupt,
@@ -24,7 +24,7 @@ pub(super) struct WindowContext<'a> {
 }
 
 /// Records window `index`; failures land in the record's `error`.
-pub(super) fn record_window(
+pub(crate) fn record_window(
     context: &WindowContext<'_>,
     index: usize,
     window: ProfileWindow,
@@ -87,7 +87,7 @@ fn open_and_close(
         ranks: context.ranks,
         by_stage: matches!(window, ProfileWindow::ByStage(_)),
     });
-    let dest = context.run.path(&record.dir);
+    let dest = context.root.join(&record.dir);
     let collected = collect_traces(
         endpoint.framework,
         &endpoint.trace_dir,
@@ -103,7 +103,7 @@ fn open_and_close(
         record.counted_steps = counted;
         record.counted_by = counted.map(|_| counter.describe());
     }
-    fill_files(context.run, record, collected);
+    fill_files(context.root, record, collected);
     Ok(())
 }
 
@@ -153,12 +153,17 @@ fn ended_by(framework: Framework, window: ProfileWindow) -> String {
     }
 }
 
-fn fill_files(run: &RunDir, record: &mut WindowRecord, collected: Collected) {
+fn fill_files(root: &std::path::Path, record: &mut WindowRecord, collected: Collected) {
     record.traces = collected
         .traces
         .iter()
         .map(|trace| TraceRecord {
-            path: run.relative(&trace.path),
+            path: trace
+                .path
+                .strip_prefix(root)
+                .unwrap_or(&trace.path)
+                .display()
+                .to_string(),
             source: trace.source.display().to_string(),
             bytes: trace.bytes,
             role: if is_rank_trace(&trace.path) {

@@ -7,6 +7,7 @@ use clap::Args;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::PathBuf;
+use stepscope_serving::grade::engage::{parse_expected_env, parse_kernel_id};
 use stepscope_serving::grade::gates::parse_max_regression;
 use stepscope_serving::grade::{
     CheckLine, Decision, Grade, GradeSettings, Slo, Verdict, grade, read_side,
@@ -82,6 +83,26 @@ pub struct GradeArgs {
     /// Live: `max_tokens` of each probe answer.
     #[arg(long, value_name = "N", default_value_t = 32, value_parser = clap::value_parser!(u32).range(1..=65536))]
     pub probe_tokens: u32,
+    /// Live: a kernel id (the six hex digits `stepscope analyze` shows beside a kernel) that
+    /// the change adds: a short profile window on the candidate must record it, or the grade
+    /// is INCONCLUSIVE, "the change did not engage". Repeatable.
+    #[arg(long, value_name = "ID", value_parser = parse_kernel_id)]
+    pub expect_kernel: Vec<String>,
+    /// Live: NAME=VALUE that switches the change on: one of the candidate server's processes
+    /// must run with it, or the grade is INCONCLUSIVE. Repeatable.
+    #[arg(long, value_name = "NAME=VALUE", value_parser = parse_expected_env)]
+    pub expect_env: Vec<(String, String)>,
+    /// Live: where a CANDIDATE URL's torch profiler writes its traces (with
+    /// --expect-kernel; a config candidate's come from its config).
+    #[arg(long, value_name = "DIR")]
+    pub candidate_trace_dir: Option<PathBuf>,
+    /// Live: the framework of a CANDIDATE URL (with --expect-kernel: how to open its
+    /// profile window).
+    #[arg(long, value_name = "NAME", value_enum, default_value_t = FrameworkArg::Vllm)]
+    pub candidate_framework: FrameworkArg,
+    /// Live: engine steps of that profile window.
+    #[arg(long, value_name = "N", default_value_t = 8, value_parser = clap::value_parser!(u32).range(1..=10000))]
+    pub engage_window_steps: u32,
     /// Live: the model (default: each server's first in `GET /v1/models`).
     #[arg(long)]
     pub model: Option<String>,
@@ -113,6 +134,29 @@ pub struct GradeArgs {
     /// Live: no progress line (phase lines still go to stderr).
     #[arg(long)]
     pub no_progress: bool,
+}
+
+/// A serving framework, as a flag value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum FrameworkArg {
+    /// SGLang.
+    Sglang,
+    /// vLLM.
+    Vllm,
+    /// AMD's ATOM.
+    Atom,
+}
+
+impl FrameworkArg {
+    /// The serving crate's framework.
+    pub fn framework(self) -> stepscope_serving::config::Framework {
+        use stepscope_serving::config::Framework;
+        match self {
+            FrameworkArg::Sglang => Framework::Sglang,
+            FrameworkArg::Vllm => Framework::Vllm,
+            FrameworkArg::Atom => Framework::Atom,
+        }
+    }
 }
 
 /// `0.9`: a similarity between 0 and 1.
@@ -156,6 +200,12 @@ pub(super) fn parse_duration(text: &str) -> Result<std::time::Duration, String> 
 pub fn run(args: &GradeArgs) -> anyhow::Result<Outcome> {
     let live = [&args.base, &args.candidate].map(|side| super::grade_live::is_live(side));
     match live {
+        [false, false] if !args.expect_kernel.is_empty() || !args.expect_env.is_empty() => {
+            output::print_error(&anyhow::anyhow!(
+                "--expect-kernel and --expect-env check a live candidate; offline, the check a live run saved (`candidate/engage.check.json`) is graded\nhint: give the candidate as a URL or a baseline config"
+            ));
+            return Ok(Outcome::InputError);
+        }
         [false, false] => {}
         [true, true] => return super::grade_live::run(args),
         _ => {
@@ -274,6 +324,7 @@ fn check_line(check: &CheckLine) -> String {
         Verdict::BlocksKeep => "HOLD",
         Verdict::Revert => "REVERT",
         Verdict::NotChecked => "–",
+        Verdict::Void => "VOID",
     };
     let detail = stepscope_model::text::escape_controls(&check.detail);
     format!("  {mark:<7} {}: {detail}", check.check)

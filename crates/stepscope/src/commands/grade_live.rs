@@ -9,12 +9,20 @@ use super::lines::PhaseLines;
 use crate::Outcome;
 use crate::output;
 use anyhow::{Context as _, bail};
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
+use stepscope_ingest::{ReadOptions, read_trace_file};
 use stepscope_load::{BenchOptions, ProbeSettings, ServedModel, has_credentials, redact_url};
+use stepscope_model::GpuEventKind;
+use stepscope_report::kernel_id::kernel_id;
+use stepscope_serving::config::Framework;
+use stepscope_serving::grade::engage::{Expectations, KernelReader};
 use stepscope_serving::grade::live::{
     LivePlan, LiveRun, SideSource, default_out, different_models, run_live, served_model_at,
 };
+use stepscope_serving::profile::profiler_dir;
 use stepscope_serving::profile::{Interrupt, Timeouts, attach_fingerprint};
 use stepscope_serving::{ConfigKind, LoadSettings, load_config};
 
@@ -149,6 +157,7 @@ fn resolve(args: &GradeArgs) -> anyhow::Result<LivePlan> {
         prompts: args.output_probes as usize,
         max_tokens: args.probe_tokens as usize,
     });
+    let candidate_profiler = engage_profiler(args, &sources[1])?;
     Ok(LivePlan {
         bench: load_options(args, &sources)?,
         sources,
@@ -157,9 +166,61 @@ fn resolve(args: &GradeArgs) -> anyhow::Result<LivePlan> {
         max_phases: args.max_phases as usize,
         max_time: args.max_time,
         probe,
+        expect: Expectations {
+            kernels: args.expect_kernel.clone(),
+            envs: args.expect_env.clone(),
+            window_steps: args.engage_window_steps,
+        },
+        kernel_reader: (!args.expect_kernel.is_empty()).then(kernel_reader),
+        candidate_profiler,
         ready_timeout: Duration::from_secs(args.ready_timeout),
         stop_grace: Timeouts::default().stop_grace,
     })
+}
+
+/// Where a `--expect-kernel` window on the candidate finds its traces: a URL candidate's
+/// from the flags (required), a config's from its own profiler settings (which must be on).
+fn engage_profiler(
+    args: &GradeArgs,
+    candidate: &SideSource,
+) -> anyhow::Result<Option<(Framework, PathBuf)>> {
+    if args.expect_kernel.is_empty() {
+        return Ok(None);
+    }
+    match candidate {
+        SideSource::Url { .. } => match &args.candidate_trace_dir {
+            Some(dir) => Ok(Some((args.candidate_framework.framework(), dir.clone()))),
+            None => bail!(
+                "--expect-kernel on a CANDIDATE URL needs the folder its torch profiler writes to\nhint: give --candidate-trace-dir DIR (and --candidate-framework when it is not vLLM)"
+            ),
+        },
+        SideSource::Config(file) => {
+            profiler_dir(&file.config).map_err(|e| {
+                anyhow::anyhow!(
+                    "--expect-kernel records a profile window on the candidate, and `{}` does not enable its profiler: {e}\n(a profiler that is not recording costs nothing; the window is taken before the timed phases)",
+                    file.path.display()
+                )
+            })?;
+            Ok(None)
+        }
+    }
+}
+
+/// The kernel ids of trace files, read with the trace readers `analyze` uses.
+fn kernel_reader() -> KernelReader {
+    KernelReader(Arc::new(|files: &[PathBuf]| {
+        let mut ids = BTreeSet::new();
+        for file in files {
+            let trace = read_trace_file(file, &ReadOptions::default())
+                .map_err(|e| format!("`{}` could not be read: {e}", file.display()))?;
+            for (kind, name) in trace.gpu.kind.iter().zip(&trace.gpu.name) {
+                if *kind == GpuEventKind::Kernel {
+                    ids.insert(kernel_id(trace.name(*name)));
+                }
+            }
+        }
+        Ok(ids)
+    }))
 }
 
 /// Before anything is created: every URL side answers with its model, and the sides serve

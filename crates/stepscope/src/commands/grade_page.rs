@@ -75,6 +75,7 @@ fn verdict_word(verdict: Verdict) -> &'static str {
         Verdict::BlocksKeep => "blocks_keep",
         Verdict::Revert => "revert",
         Verdict::NotChecked => "not_checked",
+        Verdict::Void => "void",
     }
 }
 

@@ -207,3 +207,104 @@ fn ctrl_c_stops_the_server_and_keeps_the_phases_that_ended() {
     assert_eq!((count("base"), count("candidate")), (1, 2), "{seen:#?}");
     assert_eq!(doc["candidate"].as_array().map(Vec::len), Some(2));
 }
+
+/// `grade base.yaml candidate.yaml --expect-…` with `extra` flags into `out`: 4 phases a
+/// side, short probes.
+fn expecting(base: &Path, candidate: &Path, out: &Path, extra: &[&str]) -> crate::common::Run {
+    let mut args = vec![
+        "grade",
+        base.to_str().unwrap(),
+        candidate.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ];
+    args.extend([
+        "--min-phases",
+        "4",
+        "--max-phases",
+        "4",
+        "--min-effect",
+        "25",
+    ]);
+    args.extend([
+        "--warmup",
+        "0",
+        "--no-progress",
+        "--output-probes",
+        "2",
+        "--probe-tokens",
+        "4",
+    ]);
+    args.extend(extra);
+    stepscope(args)
+}
+
+/// Proof the change ran: the candidate's server runs with the variable that switches it on,
+/// and a profile window on it records the kernel it adds (the stand-in writes a real vLLM
+/// trace, whose MoE GEMM is kernel 94d4a9). Without them, the grade is INCONCLUSIVE "the
+/// change did not engage", at once, and graded offline the saved check decides the same.
+#[test]
+fn a_candidate_that_never_ran_the_change_is_not_kept() {
+    let dir = tempdir();
+    let port = free_port();
+    let base = baseline(dir.path(), "base.yaml", port, 2);
+    let candidate = baseline(dir.path(), "candidate.yaml", port, 2);
+    let out = dir.path().join("engaged");
+    let run = expecting(
+        &base,
+        &candidate,
+        &out,
+        &[
+            "--expect-kernel",
+            "94d4a9",
+            "--expect-env",
+            "STANDIN_STEP_MS=2",
+        ],
+    );
+    assert!(
+        run.stdout.contains("  ok      engaged: the change engaged on the candidate: STANDIN_STEP_MS=2, kernel 94d4a9"),
+        "{}\n{}",
+        run.stdout,
+        run.stderr
+    );
+    assert_eq!(saved_grade(&out)["run"]["stopped_by"], "max-phases");
+    assert!(out.join("candidate/engage.check.json").is_file());
+
+    let out = dir.path().join("not-engaged");
+    let run = expecting(
+        &base,
+        &candidate,
+        &out,
+        &["--expect-kernel", "000000", "--expect-env", "FEATURE_X=1"],
+    );
+    run.expect_code(5);
+    assert!(
+        run.stdout.starts_with("INCONCLUSIVE — the change did not engage on the candidate: `FEATURE_X=1` is in none of its processes; kernel 000000 is not in its profile window"),
+        "{}",
+        run.stdout
+    );
+    let doc = saved_grade(&out);
+    assert_eq!(doc["run"]["stopped_by"], "not-engaged");
+    assert_eq!(crate::grade::phase_files(&out.join("candidate")), 0);
+    assert_no_leftovers(port, None);
+    let offline = stepscope([
+        "grade",
+        out.join("base").to_str().unwrap(),
+        out.join("candidate").to_str().unwrap(),
+    ]);
+    offline.expect_code(5);
+    assert!(
+        offline.stdout.contains("the change did not engage"),
+        "{}",
+        offline.stdout
+    );
+    // Offline, the flags themselves are refused: the saved check is what is graded.
+    let refused = stepscope([
+        "grade",
+        out.join("base").to_str().unwrap(),
+        out.join("candidate").to_str().unwrap(),
+        "--expect-kernel",
+        "94d4a9",
+    ]);
+    refused.expect_code(2);
+}

@@ -407,6 +407,18 @@ fn changed_outputs_are_revert_whatever_the_speed() {
         0,
         "no timed phase was spent on it"
     );
+    // The saved probes graded offline decide the same.
+    let offline = stepscope([
+        "grade",
+        out.join("base").to_str().unwrap(),
+        out.join("candidate").to_str().unwrap(),
+    ]);
+    offline.expect_code(3);
+    assert!(
+        offline.stdout.starts_with("REVERT — outputs changed"),
+        "{}",
+        offline.stdout
+    );
 
     let allowed = dir.path().join("allowed");
     let mut args = vec!["--allow-output-change"];

@@ -11,7 +11,11 @@
 //!
 //! Every turn starts with an output probe (fixed prompts at temperature 0, one at a time),
 //! and the run ends with one on each server still up: a candidate whose answers differ from
-//! the base's first is reverted at once, before any more phases. The served model is read at
+//! the base's first is reverted at once, before any more phases. When the candidate must
+//! show that it runs the change (`--expect-kernel`, `--expect-env`), its first turn checks
+//! that too ([`super::engage`]: its processes' environment, a short profile window's
+//! kernels, saved as `candidate/engage.check.json` and the window under `windows/`), and a
+//! candidate that cannot show it ends the run, INCONCLUSIVE. The served model is read at
 //! each side's first turn; sides serving different models are refused unless allowed. The
 //! time budget cuts the phase or probe in progress within a second of its end (a phase cut
 //! short is not saved); a side that streamed nothing for the last
@@ -31,9 +35,10 @@
 
 mod runner;
 
+use super::engage::{Expectations, KernelReader};
 use super::schedule::{SIDES, Schedule};
 use super::{Grade, GradeSettings};
-use crate::config::ConfigFile;
+use crate::config::{ConfigFile, Framework};
 use crate::fingerprint::Fingerprint;
 use crate::profile::rundir::{make_new_dir, now};
 use crate::profile::{Interrupt, RunDirError};
@@ -77,6 +82,13 @@ pub struct LivePlan {
     pub bench: BenchOptions,
     /// The output probes (`None`: outputs are not checked).
     pub probe: Option<ProbeSettings>,
+    /// What the candidate must show to have engaged the change.
+    pub expect: Expectations,
+    /// Reads the kernel ids of a window's traces (needed for expected kernels).
+    pub kernel_reader: Option<KernelReader>,
+    /// A URL candidate's framework and the folder its profiler writes to (a config
+    /// candidate's come from its config).
+    pub candidate_profiler: Option<(Framework, PathBuf)>,
     /// From boot to the first completion.
     pub ready_timeout: Duration,
     /// SIGTERM to SIGKILL when a booted server stops.
@@ -90,8 +102,8 @@ pub struct LiveRecord {
     pub status: &'static str,
     /// Why it failed, was refused or interrupted.
     pub error: Option<String>,
-    /// Why it stopped adding phases: `decided`, `outputs-changed`, `max-phases` or
-    /// `max-time`.
+    /// Why it stopped adding phases: `decided`, `outputs-changed`, `not-engaged`,
+    /// `max-phases` or `max-time`.
     pub stopped_by: Option<&'static str>,
     /// When it started (UTC).
     pub started: String,

@@ -5,15 +5,24 @@ use super::{
 };
 use super::{describe_model, different_models, served_model_at};
 use crate::config::ConfigFile;
+use crate::config::ProfileWindow;
+use crate::grade::engage::{ENGAGE_KIND, EngageRecord, check_engage, read_envs, server_processes};
 use crate::grade::phase::read_side_partial;
 use crate::grade::schedule::{SIDES, Schedule};
 use crate::grade::{Decision, Grade, GradeSettings, Verdict, grade};
+use crate::profile::Timeouts;
 use crate::profile::rundir::{now, write_atomic};
+use crate::profile::server_phase::profiler_dir;
 use crate::profile::server_phase::{await_ready, start_server, still_running_message, stop_server};
+use crate::profile::window::{WindowContext, record_window};
 use crate::profile::{Interrupt, LoadRun, ProfileError, RunDirError};
 use crate::server::ManagedServer;
+use crate::server::group_members;
+use crate::windows::ProfileEndpoint;
 use serde_json::{Value, json};
+use std::collections::BTreeSet;
 use std::path::Path;
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 use stepscope_load::{BenchOptions, ProbeSet, probe_outputs};
 
@@ -107,12 +116,9 @@ impl<'a> Runner<'a> {
             if self.out_of_time() {
                 return Ok("max-time");
             }
-            if self.enter(side, progress)? && self.plan.probe.is_some() {
-                if let Ended::OutOfTime = self.probe(side, progress)? {
-                    return Ok("max-time");
-                }
-                if self.outputs_changed()? {
-                    return Ok("outputs-changed");
+            if self.enter(side, progress)? {
+                if let Some(stopped) = self.turn_checks(side, progress)? {
+                    return Ok(stopped);
                 }
             }
             if let Ended::OutOfTime = self.phase(side, progress)? {
@@ -123,6 +129,31 @@ impl<'a> Runner<'a> {
             }
         }
         Ok("max-phases")
+    }
+
+    /// What a new turn checks before its phases: the answers, and once, whether the
+    /// candidate engaged the change. `Some(why)` stops the run.
+    fn turn_checks(
+        &mut self,
+        side: usize,
+        progress: &mut dyn FnMut(&str),
+    ) -> Result<Option<&'static str>, ProfileError> {
+        if self.plan.probe.is_some() {
+            if let Ended::OutOfTime = self.probe(side, progress)? {
+                return Ok(Some("max-time"));
+            }
+            if self.outputs_changed()? {
+                return Ok(Some("outputs-changed"));
+            }
+        }
+        let checked = self.out.join("candidate/engage.check.json").exists();
+        if side == 1 && !self.plan.expect.is_empty() && !checked {
+            let record = self.engage(progress)?;
+            if check_engage(Some(&record)).verdict == Verdict::Void {
+                return Ok(Some("not-engaged"));
+            }
+        }
+        Ok(None)
     }
 
     /// Whether the grade at this look is decided.
@@ -368,6 +399,109 @@ impl<'a> Runner<'a> {
         Ok(Ended::Done)
     }
 
+    /// The engage check on the active (candidate) server, saved.
+    fn engage(&mut self, progress: &mut dyn FnMut(&str)) -> Result<EngageRecord, ProfileError> {
+        let Some(active) = &self.active else {
+            return Err(ProfileError::Refused("no server is up".to_owned()));
+        };
+        let pids = match &active.boot {
+            Some((_, server)) => group_members(server.group_id()).unwrap_or_default(),
+            None => server_processes(port_of(&active.url)),
+        };
+        let envs = read_envs(&pids, &self.plan.expect.envs);
+        let mut record = EngageRecord {
+            kind: ENGAGE_KIND.to_owned(),
+            envs,
+            kernels: Vec::new(),
+            traces: Vec::new(),
+            error: None,
+        };
+        if !self.plan.expect.kernels.is_empty() {
+            progress("candidate: a profile window, for the kernels the change adds");
+            match self.kernel_window(progress) {
+                Ok((ids, traces)) => {
+                    record.traces = traces;
+                    record.kernels = self
+                        .plan
+                        .expect
+                        .kernels
+                        .iter()
+                        .map(|id| (id.clone(), ids.contains(id)))
+                        .collect();
+                }
+                Err(error) => record.error = Some(error),
+            }
+        }
+        let text = serde_json::to_string_pretty(&record).unwrap_or_default() + "\n";
+        write_atomic(
+            &self.out.join("candidate/engage.check.json"),
+            text.as_bytes(),
+        )?;
+        progress(&check_engage(Some(&record)).detail);
+        Ok(record)
+    }
+
+    /// A profile window on the active server under a steady load: the kernel ids of its
+    /// traces, and the traces (relative to the run directory).
+    fn kernel_window(
+        &self,
+        progress: &mut dyn FnMut(&str),
+    ) -> Result<(BTreeSet<String>, Vec<String>), String> {
+        let (options, _) = self.active_options().map_err(|e| e.to_string())?;
+        let (framework, trace_dir, ranks) = match &self.plan.sources[1] {
+            SideSource::Config(file) => (
+                file.config.framework,
+                profiler_dir(&file.config)?,
+                file.config.parallel_ranks(),
+            ),
+            SideSource::Url { .. } => {
+                let (framework, dir) =
+                    self.plan.candidate_profiler.clone().ok_or(
+                        "a URL candidate's profiler is not known: give --candidate-trace-dir",
+                    )?;
+                (framework, dir, 1)
+            }
+        };
+        let reader = self
+            .plan
+            .kernel_reader
+            .clone()
+            .ok_or("no trace reader was given")?;
+        let endpoint = ProfileEndpoint {
+            framework,
+            base_url: options.base_url.clone(),
+            trace_dir,
+        };
+        let concurrency = options.concurrency as u32;
+        let mut steady = options;
+        steady.num_prompts = 1 << 40;
+        steady.warmup = 0;
+        let load = LoadRun::start(steady, self.interrupt.flag()).map_err(|e| e.to_string())?;
+        let timeouts = Timeouts::default();
+        let context = WindowContext {
+            endpoint: &endpoint,
+            root: self.out,
+            load: &load,
+            concurrency,
+            interrupt: self.interrupt,
+            timeouts: &timeouts,
+            ranks,
+        };
+        let steps = ProfileWindow::Steps(self.plan.expect.window_steps.max(1));
+        let window = record_window(&context, 1, steps, progress);
+        let _ = load.stop();
+        if let Some(error) = window.error {
+            return Err(format!("its profile window failed: {error}"));
+        }
+        let traces: Vec<String> = window.traces.iter().map(|t| t.path.clone()).collect();
+        let files: Vec<PathBuf> = traces.iter().map(|t| self.out.join(t)).collect();
+        if files.is_empty() {
+            return Err("its profile window wrote no trace".to_owned());
+        }
+        let ids = (reader.0)(&files)?;
+        Ok((ids, traces))
+    }
+
     /// A future that ends on a signal or at the deadline.
     fn stop_future(&self) -> impl std::future::Future<Output = ()> + 'static {
         let (flag, deadline) = (self.interrupt.flag(), self.deadline);
@@ -486,6 +620,11 @@ impl<'a> Runner<'a> {
             (None, graded) => graded,
         })
     }
+}
+
+/// The port of a `http://host:port` URL (80 when none is given).
+fn port_of(url: &str) -> u16 {
+    stepscope_load::Endpoint::parse(url).map_or(80, |endpoint| endpoint.port)
 }
 
 /// Runs `future` on a current-thread runtime of its own.
