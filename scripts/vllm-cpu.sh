@@ -368,9 +368,10 @@ baseline_config() {
   profile=$(profile_config "$port" "$dir")
   local out
   out="$(dirname "$profile")/$name.yaml"
-  local extra="" arg
+  local extra="" arg q="'"
   for arg in "$@"; do
-    extra+="    - \"${arg//\"/\\\"}\"\n"
+    # YAML single quotes: nothing is an escape but a doubled quote (JSON arguments pass whole).
+    extra+="    - $q${arg//$q/$q$q}$q\n"
   done
   # The profile config, less its profiler flag and its switches, kind baseline.
   awk -v extra="$extra" '

@@ -115,15 +115,24 @@ pub enum LoadError {
         fits: usize,
     },
     /// No model was given and the server's model list could not be read.
-    #[error(
-        "No model given, and `GET {url}` did not name one: {problem}\nhint: give the model the server serves with `--model NAME`, and check that `--url` is the server's base URL"
-    )]
+    #[error("No model given, and `GET {url}` did not name one: {problem}\nhint: {hint}")]
     ModelDiscovery {
         /// The model-list URL.
         url: String,
         /// What went wrong.
         problem: String,
+        /// What to check: the server (nothing answers), or the model and URL.
+        hint: &'static str,
     },
+}
+
+/// What to check when the model list could not be read, by what went wrong.
+pub(crate) fn model_list_hint(problem: &str) -> &'static str {
+    if problem.starts_with("failed to connect") || problem.starts_with("failed to resolve") {
+        "nothing answers at that address: start the server, or give its address with `--url`"
+    } else {
+        "give the model the server serves with `--model NAME`, and check that `--url` is the server's base URL"
+    }
 }
 
 /// What to check when the initial test request failed this way.

@@ -100,6 +100,7 @@ pub(crate) async fn served_model(
     let endpoint = options.models_url()?;
     let failed = |problem: String| LoadError::ModelDiscovery {
         url: endpoint.to_string(),
+        hint: crate::error::model_list_hint(&problem),
         problem,
     };
     let first = list(options, LIST_TIMEOUT)

@@ -52,8 +52,8 @@ pub enum Command {
     /// note. --force compares refused stages anyway, marked forced.
     ///
     /// Each compared stage also gets its GPU time per step: the median step on each side and
-    /// their relative change with a 95 % bootstrap interval, so a change can be told from
-    /// step-to-step noise.
+    /// the typical ratio of a new step to a base step (Hodges-Lehmann) with the 95 %
+    /// interval of the Mann-Whitney test, so a change can be told from step-to-step noise.
     ///
     /// Exit codes: 0 compared; 3 a stage was refused (so a pipeline notices; --force makes
     /// it 0), or, with --fail-on-regression PCT, a stage's GPU time per step grew by more
@@ -186,8 +186,11 @@ pub enum Command {
     ///   --slo      an objective the base meets, broken beyond noise
     ///   latency    TTFT, TPOT, ITL or E2E (median, p99) slower beyond noise by
     ///              more than --max-regression (5 % median, 10 % p99)
-    /// Sides that ran different work (model, lengths, load, prompts, sampling)
-    /// are never graded (exit 2, naming each difference).
+    /// With --expect-kernel or --expect-env, a candidate that does not show the
+    /// kernel in a profile window or the variable in its processes did not
+    /// engage the change: INCONCLUSIVE, whatever its speed. Sides that ran
+    /// different work (model, lengths, load, prompts, sampling) are never graded
+    /// (exit 2, naming each difference).
     ///
     /// Exit codes: 0 KEEP; 3 REVERT; 5 INCONCLUSIVE; 2 bad input or sides that
     /// cannot be compared; 4 a live run failed (boot, server, load, a stall);

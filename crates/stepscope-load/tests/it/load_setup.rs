@@ -177,8 +177,13 @@ fn without_a_model_an_unusable_list_asks_for_one() {
         0,
         "no completion request was sent"
     );
+    // Where nothing answers, the hint is about the server, not the model.
     drop(empty);
     let (_, text) = refused(&options);
     assert!(text.contains("failed to connect"), "{text}");
-    assert!(text.contains("`--model NAME`"), "{text}");
+    assert!(
+        text.contains("hint: nothing answers at that address"),
+        "{text}"
+    );
+    assert!(!text.contains("--model"), "{text}");
 }

@@ -42,8 +42,8 @@ pub struct DiffArgs {
     #[arg(long)]
     pub force: bool,
     /// Exit 3 when a stage's GPU time per step grew by more than PCT percent beyond its
-    /// step-to-step noise: the relative change of the median step, with a 95 % bootstrap
-    /// interval over both sides' steps, is above PCT across the whole interval.
+    /// step-to-step noise: the typical ratio of a new step to a base step, with the 95 %
+    /// Mann-Whitney interval over both sides' steps, is above PCT across the whole interval.
     #[arg(long, value_name = "PCT", value_parser = parse_percent)]
     pub fail_on_regression: Option<f64>,
     /// Also write the comparison as one self-contained HTML page: both sides' full reports

@@ -49,7 +49,7 @@ fn prints_the_table_and_writes_the_json() {
     run.expect_code(0);
     for expected in [
         "requests ok / failed      40 / 0",
-        "output tokens             1280  (server usage)",
+        "output tokens             1280  (streamed token ids)",
         "input tokens              2560",
         "warmup requests           2 (0 failed)",
         "output token throughput",

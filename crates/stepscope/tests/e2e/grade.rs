@@ -1,7 +1,10 @@
 //! `stepscope grade` on the real vLLM CPU server, booted from baseline configs
 //! (`scripts/vllm-cpu.sh baseline-config`): a candidate that serves one sequence at a time
 //! (`--max-num-seqs 1`) against the base's batching, at the same concurrency, is REVERT; the
-//! same config against itself is never KEEP or REVERT. Each boot takes about 22 s here, so
+//! same config against itself is never KEEP or REVERT, and answers the output probes exactly
+//! as it did; a candidate whose sampling defaults changed (`--override-generation-config`
+//! with a repetition penalty, which vLLM applies to requests that do not set one) is REVERT
+//! "outputs changed" at its first probe, before any timed phase. Each boot takes about 22 s here, so
 //! the budgets are the smallest that can decide: 4 phases a side (one look, the fewest phases
 //! with a 95 % interval) for the slower candidate, 5 for the A/A run (a wrong decision there
 //! needs every base phase to beat every candidate phase, or the reverse, by more than 2 %:
@@ -118,6 +121,42 @@ fn one_sequence_at_a_time_is_revert_and_the_same_config_twice_is_never_decided()
     let (code, doc) = grade(&base, &base, &out, "5");
     assert_eq!(code, Some(5), "{doc}");
     assert_eq!(doc["decision"], "INCONCLUSIVE", "{doc}");
+    // Greedy answers of one config, probed at every turn, are the same token for token.
+    assert_eq!(doc["outputs"]["status"], "equal", "{}", doc["outputs"]);
+    assert_eq!(doc["outputs"]["lowest_similarity"], 1.0);
+    assert_eq!(doc["failures"]["verdict"], "pass", "{}", doc["failures"]);
+    assert_eq!(doc["tokens"][1]["usage_disagreeing"], 0);
     // A B B A A B B A A B: three boots a side.
     assert_boots_stopped(&doc, [3, 3]);
+}
+
+#[test]
+fn changed_sampling_is_revert_for_its_outputs() {
+    let Some(server) = server::from_env("changed_sampling_is_revert_for_its_outputs") else {
+        return;
+    };
+    let _lock = server::lock();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let port = server::free_port();
+    let base = baseline(&server.script, dir.path(), port, "base", &[]);
+    let penalised = baseline(
+        &server.script,
+        dir.path(),
+        port,
+        "penalised",
+        &[
+            "--override-generation-config",
+            r#"{"repetition_penalty": 1.8}"#,
+        ],
+    );
+    let out = dir.path().join("sampling");
+    let (code, doc) = grade(&base, &penalised, &out, "4");
+    assert_eq!(code, Some(3), "{doc}");
+    let reason = doc["reason"].as_str().unwrap_or_default();
+    assert!(reason.starts_with("outputs changed: prompt "), "{doc}");
+    assert_eq!(doc["outputs"]["status"], "changed");
+    assert_eq!(doc["run"]["stopped_by"], "outputs-changed");
+    // The base's first turn (probe and phase), then the candidate's probe: two boots.
+    assert_boots_stopped(&doc, [1, 1]);
+    assert_eq!(doc["candidate"].as_array().map(Vec::len), Some(0));
 }
