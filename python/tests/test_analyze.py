@@ -231,3 +231,37 @@ def test_the_converted_formats_are_compared_when_the_script_writes_them():
     if os.environ.get("STEPSCOPE_PY_FORMATS"):
         names = sorted(p.name for p in converted())
         assert names == ["sglang_decode_results.db", "sglang_decode_results.json"]
+
+
+def _write_kineto(path, events):
+    with open(path, "w") as out:
+        out.write('{"traceEvents": [\n')
+        out.write(
+            ",\n".join(
+                '{"ph": "X", "cat": "kernel", "name": "gemm_%d", "pid": 0, "tid": 7, "ts": %d, '
+                '"dur": 5, "args": {"correlation": %d, "device": 0, "stream": 7}}' % (i % 97, 1000 + 10 * i, i)
+                for i in range(events)
+            )
+        )
+        out.write("]}\n")
+
+
+def test_a_trace_cut_while_read_raises_and_the_interpreter_lives(tmp_path):
+    # A mapped page past a file's new end raises SIGBUS: before the guard, this killed the
+    # interpreter (pytest's faulthandler, which it chains to, printed a traceback and died).
+    path = tmp_path / "still_writing.json"
+    told = 0
+    for after in (0.005, 0.02, 0.05, 0.1):
+        _write_kineto(path, 400_000)
+        cutter = threading.Timer(after, lambda: os.truncate(path, 8192))
+        cutter.start()
+        try:
+            stepscope.analyze(path)
+        except stepscope.StepscopeError as error:
+            if "changed while it was read" in error.message:
+                assert "still_writing.json" in error.message
+                assert error.exit_code == 2
+                told += 1
+        finally:
+            cutter.join()
+    assert told > 0, "no cut landed inside a read: make the file longer"

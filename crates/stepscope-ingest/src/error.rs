@@ -16,6 +16,16 @@ pub enum IngestError {
         #[source]
         source: std::io::Error,
     },
+    /// The file was cut or rewritten while it was read (a profiler still writing it, a
+    /// script rotating it): what was read is not the file as it is now, or as it was.
+    #[error(
+        "`{}` changed while it was read (it was cut short or rewritten)\nhint: read it again once whatever writes it has finished; copy it aside first if it is still being written",
+        path.display()
+    )]
+    Changed {
+        /// The file.
+        path: PathBuf,
+    },
     /// The compressed stream is truncated or corrupt.
     #[error(
         "Failed to decompress `{}`: the compressed stream breaks near byte {compressed_offset} (after {decompressed_bytes} bytes of JSON)\nhint: the file is truncated or corrupt; `--allow-truncated` analyses the events before the break",

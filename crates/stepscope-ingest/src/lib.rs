@@ -42,6 +42,7 @@ mod common;
 mod error;
 mod gzip;
 pub mod kineto_json;
+mod mapped;
 pub mod nsys_sqlite;
 mod options;
 mod pipeline;

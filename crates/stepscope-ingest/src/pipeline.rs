@@ -5,6 +5,7 @@
 //! the rocprofv3 CSV tables of one run are read together, and every trace read goes
 //! through the same checks (`validate`).
 
+use crate::mapped::GuardedMap;
 use crate::registry::{detect_database, detect_format, first_input, recognise_other};
 use crate::{Compression, IngestError, Input, ReadOptions, TraceFormat};
 use crate::{kineto_json, rocprof_csv, source, sqlite, validate};
@@ -17,14 +18,38 @@ use stepscope_model::{Severity, Trace, TraceBuilder};
 /// others parsing), never held inflated in memory; other compressed formats are inflated
 /// first.
 pub fn read_trace_file(path: &Path, options: &ReadOptions) -> Result<Trace, IngestError> {
-    let mapped = map_path(path)?;
+    read_mapped(path, map_path(path)?, options)
+}
+
+/// Reads the mapped file `path`.
+fn read_mapped(
+    path: &Path,
+    mapped: GuardedMap,
+    options: &ReadOptions,
+) -> Result<Trace, IngestError> {
     let compression = Compression::detect(&mapped);
     if compression == Compression::None {
         let read = read_decompressed(path, &mapped, true, None, options);
+        let changed = mapped.changed();
         unmap_beside(mapped);
-        return read;
+        return unchanged(path, changed, read);
     }
     read_compressed(path, mapped, compression, options)
+}
+
+/// `read`, unless the file changed while it was read: then whatever the reader made of it
+/// (zeros where it was cut, an error or a trace), the error that says so.
+fn unchanged(
+    path: &Path,
+    changed: bool,
+    read: Result<Trace, IngestError>,
+) -> Result<Trace, IngestError> {
+    match changed {
+        true => Err(IngestError::Changed {
+            path: path.to_owned(),
+        }),
+        false => read,
+    }
 }
 
 /// Mapped files from this size on are unmapped on a thread of their own.
@@ -34,7 +59,7 @@ const UNMAP_BESIDE: usize = 64 << 20;
 /// analysis) does not wait for it: unmapping the 1.1 GB benchmark file was ~40 ms of
 /// `unmap_page_range` at the end of the read (perf). Unmapped here when the thread cannot
 /// be started.
-fn unmap_beside(bytes: source::Bytes) {
+fn unmap_beside(bytes: GuardedMap) {
     if bytes.len() < UNMAP_BESIDE {
         return;
     }
@@ -42,8 +67,8 @@ fn unmap_beside(bytes: source::Bytes) {
     drop(unmapping.spawn(move || drop(bytes)));
 }
 
-/// A file's bytes as stored, mapped.
-pub(crate) fn map_path(path: &Path) -> Result<source::Bytes, IngestError> {
+/// A file's bytes as stored, mapped (guarded: a cut is told by [`GuardedMap::changed`]).
+pub(crate) fn map_path(path: &Path) -> Result<GuardedMap, IngestError> {
     let io_error = |source| IngestError::Io {
         path: path.to_owned(),
         source,
@@ -58,8 +83,8 @@ pub(crate) fn map_path(path: &Path) -> Result<source::Bytes, IngestError> {
         );
         return Err(io_error(what));
     }
-    let file = fs_err::File::open(path).map_err(io_error)?;
-    source::map_file(file.file()).map_err(io_error)
+    let file = std::fs::File::open(path).map_err(io_error)?;
+    GuardedMap::new(file).map_err(io_error)
 }
 
 /// How many inflated pieces may wait for the reader. A piece is as long as a segment the
@@ -72,7 +97,7 @@ const HEAD: usize = 1 << 20;
 /// last pieces, not after the read (9 ms for the 149 MB benchmark `.json.gz`, measured).
 fn read_compressed(
     path: &Path,
-    compressed: source::Bytes,
+    compressed: GuardedMap,
     compression: Compression,
     options: &ReadOptions,
 ) -> Result<Trace, IngestError> {
@@ -90,8 +115,9 @@ fn read_compressed(
             let outcome = source::inflate_pieces(&compressed, compression, piece, recycled, send);
             // The reader hears that the stream ended before the file is unmapped.
             drop(sender);
+            let changed = compressed.changed();
             drop(compressed);
-            outcome
+            (outcome, changed)
         });
         let mut recycle = |piece: Vec<u8>| drop(returned.try_send(piece));
         let mut pieces = source::CheckedText::new(receiver.into_iter());
@@ -119,18 +145,14 @@ fn read_compressed(
             // inflating thread happened to get there before the reader stopped.
             (&mut pieces).for_each(&mut recycle);
         }
-        let (produced, failure) = inflater.join().unwrap_or_else(|_| inflater_panicked());
+        let ((produced, failure), changed) =
+            (inflater.join()).unwrap_or_else(|_| (inflater_panicked(), false));
+        if changed {
+            return unchanged(path, changed, Ok(Trace::default()));
+        }
         // A member that failed its check comes before anything the inflater met after it.
-        let (produced, failure) = match pieces.take_failure() {
-            Some((produced, failure)) => (produced, Some(failure)),
-            None => (produced, failure),
-        };
-        let partial = match failure {
-            Some(failure) if !options.allow_truncated => {
-                return Err(failure.into_error(path, produced));
-            }
-            failure => failure.map(|failure| failure.compressed_offset),
-        };
+        let failure = (pieces.take_failure()).or(failure.map(|failure| (produced, failure)));
+        let partial = partial_or_error(path, failure, options)?;
         match streamed {
             Some(read) => {
                 let mut trace = read.map_err(|failure| failure.with_path(path))?;
@@ -142,6 +164,21 @@ fn read_compressed(
             None => read_decompressed(path, &inflated, false, partial, options),
         }
     })
+}
+
+/// Where a compressed stream broke (the compressed offset), with `--allow-truncated`; the
+/// error without it; `None` for a whole stream.
+fn partial_or_error(
+    path: &Path,
+    failure: Option<(u64, source::InflateFailure)>,
+    options: &ReadOptions,
+) -> Result<Option<u64>, IngestError> {
+    match failure {
+        Some((produced, failure)) if !options.allow_truncated => {
+            Err(failure.into_error(path, produced))
+        }
+        failure => Ok(failure.map(|(_, failure)| failure.compressed_offset)),
+    }
 }
 
 /// The first [`HEAD`] bytes or more of `pieces`, or all there is (the first piece is taken
@@ -363,4 +400,60 @@ fn is_blank(bytes: &[u8]) -> bool {
         .unwrap_or(bytes)
         .iter()
         .all(|b| matches!(b, b' ' | b'\n' | b'\r' | b'\t'))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    /// A plain Kineto document of `events` kernels, some hundred kilobytes.
+    fn kineto(events: usize) -> String {
+        let kernel = |i: usize| {
+            format!(
+                r#"{{"ph": "X", "cat": "kernel", "name": "k{i}", "pid": 0, "tid": 7, "ts": {}, "dur": 5, "args": {{"correlation": {i}, "device": 0, "stream": 7}}}}"#,
+                1000 + 10 * i
+            )
+        };
+        let events: Vec<_> = (0..events).map(kernel).collect();
+        format!(r#"{{"traceEvents": [{}]}}"#, events.join(",\n"))
+    }
+
+    #[test]
+    fn a_file_cut_while_read_is_an_error_naming_it_not_a_crash() {
+        let mut file = tempfile::NamedTempFile::new().unwrap();
+        file.write_all(kineto(4000).as_bytes()).unwrap();
+        file.flush().unwrap();
+        let options = ReadOptions::default();
+        let whole = read_mapped(file.path(), map_path(file.path()).unwrap(), &options);
+        assert!(whole.is_ok(), "{:?}", whole.err());
+
+        let mapped = map_path(file.path()).unwrap();
+        // Cut after it was mapped, before it is read: the read meets pages past the end,
+        // which without the guard kill the process (SIGBUS).
+        file.as_file().set_len(4096).unwrap();
+        let error = read_mapped(file.path(), mapped, &options).unwrap_err();
+        assert!(matches!(error, IngestError::Changed { .. }), "{error}");
+        let message = error.to_string();
+        assert!(message.contains("changed while it was read"), "{message}");
+        assert!(
+            message.contains(&file.path().display().to_string()),
+            "{message}"
+        );
+    }
+
+    #[test]
+    fn a_compressed_file_cut_while_read_is_an_error_too() {
+        let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        encoder.write_all(kineto(40_000).as_bytes()).unwrap();
+        let gz = encoder.finish().unwrap();
+        let mut file = tempfile::NamedTempFile::new().unwrap();
+        file.write_all(&gz).unwrap();
+        file.flush().unwrap();
+        let mapped = map_path(file.path()).unwrap();
+        file.as_file().set_len(4096).unwrap();
+        let options = ReadOptions::default();
+        let error = read_mapped(file.path(), mapped, &options).unwrap_err();
+        assert!(matches!(error, IngestError::Changed { .. }), "{error}");
+    }
 }

@@ -190,22 +190,13 @@ pub fn read(db: &Database, builder: &mut TraceBuilder) -> Result<(), IngestError
     Ok(())
 }
 
-/// Start and duration of a row's `start`/`end` columns (ns); the damage when not numbers
-/// (or a start before 0) or reversed.
+/// Start and duration of a row's `start`/`end` columns (ns); the damage when not numbers,
+/// or by the model's one rule ([`stepscope_model::span_from_nanos`]).
 pub(crate) fn span(row: &Row<'_>, start: usize) -> Result<(Timestamp, Duration), DamageKind> {
     let invalid = DamageKind::InvalidTime;
     let begin: i64 = row.get(start).map_err(|_| invalid)?;
     let end: i64 = row.get(start + 1).map_err(|_| invalid)?;
-    if begin < 0 {
-        return Err(invalid);
-    }
-    if end < begin {
-        return Err(DamageKind::NegativeDuration);
-    }
-    Ok((
-        Timestamp::from_nanos(begin),
-        Duration::from_nanos(end - begin),
-    ))
+    stepscope_model::span_from_nanos(begin, end)
 }
 
 /// Records a refused row as damage of `table`, linked to correlation `id`, with its name

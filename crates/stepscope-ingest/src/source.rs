@@ -1,9 +1,8 @@
-//! Getting a file's bytes: mapped when plain, inflated in pieces when gzip or zstd.
+//! Getting a file's bytes: mapped when plain (guarded: `mapped`), inflated in pieces when
+//! gzip or zstd.
 
 use crate::gzip::{GzipReader, MemberCheck, MemberEnd, Step};
-use memmap2::Mmap;
 use std::io::Read;
-use std::ops::Deref;
 
 /// How the file on disk is compressed, from its magic bytes (not its name).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -29,23 +28,6 @@ impl Compression {
     }
 }
 
-/// A file's decompressed bytes.
-#[derive(Debug)]
-pub(crate) enum Bytes {
-    Mapped(Mmap),
-    Owned(Vec<u8>),
-}
-
-impl Deref for Bytes {
-    type Target = [u8];
-    fn deref(&self) -> &[u8] {
-        match self {
-            Bytes::Mapped(map) => map,
-            Bytes::Owned(vec) => vec,
-        }
-    }
-}
-
 /// A decompression that stopped early: the compressed byte offset and why.
 #[derive(Debug)]
 pub(crate) struct InflateFailure {
@@ -63,19 +45,6 @@ impl InflateFailure {
             source: self.source,
         }
     }
-}
-
-/// Maps a plain file; the caller must not let it change while mapped (trace files are
-/// written once and then only read).
-pub(crate) fn map_file(file: &std::fs::File) -> std::io::Result<Bytes> {
-    if file.metadata()?.len() == 0 {
-        return Ok(Bytes::Owned(Vec::new()));
-    }
-    // SAFETY: the map is read-only; a trace being rewritten while read is outside the
-    // contract, and would at worst yield a parse error, not undefined reads of our memory.
-    #[allow(unsafe_code)]
-    let map = unsafe { Mmap::map(file)? };
-    Ok(Bytes::Mapped(map))
 }
 
 /// What an inflating thread hands on, in stream order.

@@ -53,16 +53,7 @@ pub fn open(input: &Input<'_>, allow_truncated: bool) -> Result<Database, Ingest
             (copy.to_path_buf(), Some(copy))
         }
     };
-    // `immutable`: the file does not change while it is read (no locks, no journal: read-only
-    // folders and files being copied still open).
-    let uri = format!("file:{}?mode=ro&immutable=1", uri_path(&path));
-    let conn = Connection::open_with_flags(
-        uri,
-        OpenFlags::SQLITE_OPEN_READ_ONLY
-            | OpenFlags::SQLITE_OPEN_URI
-            | OpenFlags::SQLITE_OPEN_NO_MUTEX,
-    )
-    .map_err(|e| error(&label, "opening it", &e))?;
+    let conn = connect(&path, &label)?;
     if allow_truncated {
         // SQLite refuses a file shorter than the page count in its header unless the schema
         // is writable (the connection stays read-only): then it reads the pages there are.
@@ -75,6 +66,41 @@ pub fn open(input: &Input<'_>, allow_truncated: bool) -> Result<Database, Ingest
         allow_truncated,
         _copy: copy,
     })
+}
+
+/// A connection to the file at `path`. A database in write-ahead-log mode keeps its newest
+/// rows (inserts, deletes, updates not yet checkpointed) in `<file>-wal`: when one lies beside
+/// it, the database is opened through the log, as `sqlite3` reads it; without one, it is opened
+/// `immutable` (no locks, no journal: files in read-only folders and files being copied open).
+fn connect(path: &std::path::Path, label: &str) -> Result<Connection, IngestError> {
+    let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
+        | OpenFlags::SQLITE_OPEN_URI
+        | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    let Some(wal) = wal_beside(path) else {
+        let uri = format!("file:{}?mode=ro&immutable=1", uri_path(path));
+        return Connection::open_with_flags(uri, flags).map_err(|e| error(label, "opening it", &e));
+    };
+    let uri = format!("file:{}?mode=ro", uri_path(path));
+    let wal_error = |e: rusqlite::Error| IngestError::Sqlite {
+        path: label.to_owned(),
+        place: format!("its write-ahead log `{}`", wal.display()),
+        message: e.to_string(),
+        hint: "the database's newest rows are in its -wal file, which SQLite could not read here (a read-only folder without the -shm file?); fold the log into the database with `sqlite3 FILE 'PRAGMA wal_checkpoint(TRUNCATE)'` where it is writable, or copy FILE, FILE-wal and FILE-shm to a writable folder",
+    };
+    let conn = Connection::open_with_flags(uri, flags).map_err(wal_error)?;
+    // Opening is lazy: the log is read by the first query.
+    conn.query_row("SELECT count(*) FROM sqlite_master", [], |_| Ok(()))
+        .map_err(wal_error)?;
+    Ok(conn)
+}
+
+/// `<path>-wal` when it exists and holds frames (an empty log adds nothing).
+fn wal_beside(path: &std::path::Path) -> Option<std::path::PathBuf> {
+    let mut wal = path.as_os_str().to_owned();
+    wal.push("-wal");
+    let wal = std::path::PathBuf::from(wal);
+    let len = std::fs::metadata(&wal).ok()?.len();
+    (len > 0).then_some(wal)
 }
 
 fn write_copy(bytes: &[u8]) -> std::io::Result<tempfile::TempPath> {

@@ -3,7 +3,7 @@
 //! kernels the profiler never recorded (damage is bad data, not a runtime symptom, and gets
 //! no runtime switch).
 
-use crate::{CorrelationId, NameId};
+use crate::{CorrelationId, Duration, NameId, Timestamp};
 
 /// Why an event was refused.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -74,6 +74,23 @@ impl DamageKind {
     }
 }
 
+/// The one rule every reader applies to an event's start and end, in nanoseconds of the
+/// profiler's clock: a start before zero is no time any clock writes (`InvalidTime`: a
+/// wrapped or uninitialised counter), an end before the start is `NegativeDuration`. A
+/// reader refuses the event with that kind (and its correlation id), never clamps it.
+pub fn span_from_nanos(begin: i64, end: i64) -> Result<(Timestamp, Duration), DamageKind> {
+    if begin < 0 {
+        return Err(DamageKind::InvalidTime);
+    }
+    if end < begin {
+        return Err(DamageKind::NegativeDuration);
+    }
+    Ok((
+        Timestamp::from_nanos(begin),
+        Duration::from_nanos(end - begin),
+    ))
+}
+
 /// What a refused event would have been.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum DamagedTable {
@@ -119,5 +136,23 @@ impl DamagedEvents {
     /// Refused events of one kind.
     pub fn count(&self, kind: DamageKind) -> usize {
         self.events.iter().filter(|e| e.kind == kind).count()
+    }
+}
+
+#[cfg(test)]
+mod span_tests {
+    use super::*;
+
+    #[test]
+    fn negative_starts_and_reversed_ends_are_refused() {
+        assert!(span_from_nanos(0, 5).is_ok());
+        assert_eq!(span_from_nanos(-1, 5), Err(DamageKind::InvalidTime));
+        assert_eq!(span_from_nanos(-10, -5), Err(DamageKind::InvalidTime));
+        assert_eq!(span_from_nanos(10, 5), Err(DamageKind::NegativeDuration));
+        let (start, length) = span_from_nanos(100, 350).unwrap();
+        assert_eq!(
+            (start, length),
+            (Timestamp::from_nanos(100), Duration::from_nanos(250))
+        );
     }
 }

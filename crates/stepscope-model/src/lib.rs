@@ -42,7 +42,7 @@ pub mod text;
 mod time;
 mod trace;
 
-pub use damage::{DamageKind, DamagedEvent, DamagedEvents, DamagedTable};
+pub use damage::{DamageKind, DamagedEvent, DamagedEvents, DamagedTable, span_from_nanos};
 pub use ids::{CorrelationId, NameId, ProcessId, StreamId, ThreadId};
 pub use metadata::{DeviceProperties, HipVersion, Platform, TraceMetadata};
 pub use names::Interner;

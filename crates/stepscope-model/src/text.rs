@@ -16,12 +16,32 @@ use std::borrow::Cow;
 /// assert_eq!(escape_controls("Cijk_Ailk µs"), "Cijk_Ailk µs");
 /// ```
 pub fn escape_controls(raw: &str) -> Cow<'_, str> {
-    if !raw.chars().any(char::is_control) {
+    escape_where(raw, char::is_control)
+}
+
+/// [`escape_controls`] for a message whose line breaks are its own (an error and its
+/// `hint:` line) and whose quoted values may hold anything: every control character but
+/// the line feed is escaped.
+///
+/// ```
+/// use stepscope_model::text::escape_controls_keep_lines;
+///
+/// assert_eq!(
+///     escape_controls_keep_lines("`a\u{1b}]0;x\u{7}.json` is empty\nhint: …"),
+///     "`a\\u{1b}]0;x\\u{7}.json` is empty\nhint: …"
+/// );
+/// ```
+pub fn escape_controls_keep_lines(raw: &str) -> Cow<'_, str> {
+    escape_where(raw, |c| c.is_control() && c != '\n')
+}
+
+fn escape_where(raw: &str, escaped_char: impl Fn(char) -> bool) -> Cow<'_, str> {
+    if !raw.chars().any(&escaped_char) {
         return Cow::Borrowed(raw);
     }
     let mut escaped = String::with_capacity(raw.len() + 8);
     for c in raw.chars() {
-        if c.is_control() {
+        if escaped_char(c) {
             escaped.push_str(&format!("\\u{{{:x}}}", u32::from(c)));
         } else {
             escaped.push(c);
@@ -55,5 +75,10 @@ mod tests {
     fn clean_text_is_borrowed() {
         assert!(matches!(escape_controls("plain"), Cow::Borrowed(_)));
         assert_eq!(escape_controls("a\nb\tc"), "a\\u{a}b\\u{9}c");
+        assert_eq!(escape_controls_keep_lines("a\nb\tc\r"), "a\nb\\u{9}c\\u{d}");
+        assert!(matches!(
+            escape_controls_keep_lines("a\nb"),
+            Cow::Borrowed(_)
+        ));
     }
 }

@@ -71,7 +71,8 @@ pub(crate) fn decimal_micros_to_nanos(text: &str) -> Option<i64> {
     }
     let mut nanos_part: i64 = 0;
     for digit in fraction.bytes().chain(std::iter::repeat(b'0')).take(3) {
-        nanos_part = nanos_part * 10 + i64::from(digit - b'0');
+        // Digits by the check above, unless a mapped file changed under it since.
+        nanos_part = nanos_part * 10 + i64::from(digit.checked_sub(b'0').filter(|d| *d <= 9)?);
     }
     let round_up = fraction.as_bytes().get(3).is_some_and(|&d| d >= b'5');
     let total = whole

@@ -111,17 +111,13 @@ fn text<'r>(row: &'r Row<'_>, column: usize) -> Option<&'r str> {
     }
 }
 
-/// Start and duration of a row's `start`/`end` columns (ns); the damage when not integers
-/// or reversed.
+/// Start and duration of a row's `start`/`end` columns (ns); the damage when not integers,
+/// or by the model's one rule ([`stepscope_model::span_from_nanos`]).
 fn span(row: &Row<'_>, start: usize) -> Result<(Timestamp, Duration), DamageKind> {
     let invalid = DamageKind::InvalidTime;
     let begin = integer(row, start).ok_or(invalid)?;
     let end = integer(row, start + 1).ok_or(invalid)?;
-    let length = end.checked_sub(begin).ok_or(invalid)?;
-    if length < 0 {
-        return Err(DamageKind::NegativeDuration);
-    }
-    Ok((Timestamp::from_nanos(begin), Duration::from_nanos(length)))
+    stepscope_model::span_from_nanos(begin, end)
 }
 
 /// A row refused for its time, as damage with its correlation id and name, so analysis ties

@@ -7,6 +7,7 @@ mod bench;
 mod bench_hostile;
 mod bounded;
 mod browser;
+mod changed_while_read;
 mod common;
 mod csv_capture;
 mod damage_matrix;

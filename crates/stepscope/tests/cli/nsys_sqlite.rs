@@ -428,3 +428,49 @@ fn kernels_of_two_processes_link_only_to_their_own_process_calls() {
     assert_eq!(pattern["eager_after"], 2280);
     assert_eq!(file["platform"], "cuda");
 }
+
+#[test]
+fn rows_with_negative_times_are_refused_as_the_other_readers_refuse_them() {
+    // Three kernels outside any replay with a negative start (one also with a negative end):
+    // read as times they were, the file's GPU time grows by seconds. Every reader refuses a
+    // span that starts before 0 or ends before it starts and names it as damage; the kernels
+    // are outside every replay, so the verdict stands.
+    let dir = tempdir();
+    let path = nsys_export(&trace(VLLM_PIECEWISE), &dir.path().join("run.sqlite"));
+    let (before, _) = analyze(&path);
+    let gpu_time = |file: &Value| file["recorded_gpu_time_us"].as_f64().expect("gpu time");
+    let db = Connection::open(&path).expect("open");
+    let changed = db
+        .execute(
+            "UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET start = -7000000000, \
+             \"end\" = CASE WHEN rowid % 2 = 0 THEN -1 ELSE \"end\" END \
+             WHERE rowid IN (SELECT rowid FROM CUPTI_ACTIVITY_KIND_KERNEL \
+             WHERE graphId IS NULL OR graphId = 0 ORDER BY start LIMIT 3)",
+            [],
+        )
+        .expect("update");
+    assert_eq!(changed, 3);
+    drop(db);
+    let run = stepscope([
+        "analyze",
+        path.to_str().expect("path"),
+        "--json",
+        "--no-progress",
+    ]);
+    run.expect_code(0);
+    let file = &run.json()["files"][0];
+    let refused = &file["damage"]["refused_events"];
+    let count = |kind: &str| refused[kind].as_u64().unwrap_or(0);
+    assert_eq!(
+        count("invalid_time") + count("negative_duration"),
+        3,
+        "{refused}"
+    );
+    let after = &file["replay_coverage"];
+    assert!(
+        gpu_time(after) < gpu_time(&before),
+        "the refused kernels are not counted: {} µs before, {} µs after",
+        gpu_time(&before),
+        gpu_time(after)
+    );
+}

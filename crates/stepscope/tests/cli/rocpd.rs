@@ -345,3 +345,62 @@ fn forcing_rocpd_on_another_database_is_an_error_naming_it() {
         run.stderr
     );
 }
+
+#[test]
+fn a_database_in_wal_mode_is_read_with_its_log() {
+    // rocprofv3 may leave its database in write-ahead-log mode: rows written (or deleted)
+    // since the last checkpoint live in `<file>-wal`. Read without the log, the file below
+    // holds all 413 kernels and is COMPLETE; `sqlite3` sees 30 of them deleted (two replays
+    // of the 15-kernel graph empty), and so must the reader.
+    let dir = tempdir();
+    let path = write(
+        &piecewise(),
+        dir.path().join("wal_results.db"),
+        &RocpdOptions::default(),
+    );
+    let table = format!("rocpd_kernel_dispatch_{UUID}");
+    let writer = Connection::open(&path).expect("open");
+    writer
+        .execute_batch("PRAGMA journal_mode=WAL; PRAGMA wal_autocheckpoint=0;")
+        .expect("wal");
+    let launches: Vec<i64> = {
+        let mut s = writer
+            .prepare(&format!(
+                "SELECT e.stack_id FROM {table} k JOIN rocpd_event_{UUID} e ON e.id = k.event_id \
+                 GROUP BY e.stack_id HAVING count(*) = 15 ORDER BY min(k.start) LIMIT 2"
+            ))
+            .expect("prepare");
+        s.query_map([], |row| row.get(0))
+            .expect("query")
+            .map(|r| r.expect("row"))
+            .collect()
+    };
+    assert_eq!(launches.len(), 2);
+    let deleted = writer
+        .execute(
+            &format!(
+                "DELETE FROM {table} WHERE event_id IN \
+                 (SELECT id FROM rocpd_event_{UUID} WHERE stack_id IN (?1, ?2))"
+            ),
+            [launches[0], launches[1]],
+        )
+        .expect("delete");
+    assert_eq!(deleted, 30);
+    let wal = dir.path().join("wal_results.db-wal");
+    assert!(std::fs::metadata(&wal).expect("wal").len() > 0);
+    // Read while the writer holds the log open, and from a copy of the pair (the database
+    // and its log, no -shm) as a file copied off the machine would be.
+    let copied = dir.path().join("copy");
+    std::fs::create_dir(&copied).expect("mkdir");
+    std::fs::copy(&path, copied.join("wal_results.db")).expect("copy");
+    std::fs::copy(&wal, copied.join("wal_results.db-wal")).expect("copy");
+    for db in [path.clone(), copied.join("wal_results.db")] {
+        let (code, file) = gated(&db);
+        assert_eq!(file["events"]["kernels"], 413 - 30, "{}", db.display());
+        let c = &file["replay_coverage"];
+        assert_eq!(c["verdict"], "incomplete", "{}", db.display());
+        assert_eq!(c["empty_replays"], 2, "{}", db.display());
+        assert_eq!(code, Some(3));
+    }
+    drop(writer);
+}

@@ -2,7 +2,8 @@
 //! where a vector search would cost more to start than it saves.
 
 /// An integer that fits `i64`; `None` for one that does not (read as a float, as
-/// serde_json does).
+/// serde_json does), and for a byte that is no digit: the grammar checked the text, but a
+/// mapped file rewritten while read can change it between the check and this read.
 pub(super) fn parse_i64(text: &[u8]) -> Option<i64> {
     let (negative, digits) = match text.split_first() {
         Some((b'-', rest)) => (true, rest),
@@ -10,7 +11,7 @@ pub(super) fn parse_i64(text: &[u8]) -> Option<i64> {
     };
     let mut value: i64 = 0;
     for &digit in digits {
-        let digit = i64::from(digit - b'0');
+        let digit = i64::from(digit.checked_sub(b'0').filter(|d| *d <= 9)?);
         value = value.checked_mul(10)?;
         value = if negative {
             value.checked_sub(digit)?
@@ -239,4 +240,17 @@ pub(super) fn find_special_bytewise(bytes: &[u8], mut from: usize) -> usize {
         from += 1;
     }
     from
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_integer_that_changed_under_the_reader_is_no_integer() {
+        assert_eq!(parse_i64(b"-1234"), Some(-1234));
+        assert_eq!(parse_i64(b"12\x004"), None);
+        assert_eq!(parse_i64(b"12:4"), None);
+        assert_eq!(parse_i64(b"99999999999999999999"), None);
+    }
 }
