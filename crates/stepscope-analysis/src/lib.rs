@@ -42,6 +42,7 @@ use passes::replay_coverage::{
 use passes::runtime_advice::{RuntimeAdvice, runtime_advice};
 use passes::stage_breakdown::{BreakdownInputs, StageBreakdown, add_missing_work, stage_breakdown};
 use passes::steps::{Steps, find_steps};
+use passes::unchecked::{Unchecked, unchecked};
 use stepscope_model::{RuntimeCallKind, Trace};
 
 /// What the passes need besides the trace.
@@ -89,6 +90,8 @@ pub struct TraceAnalysis {
     pub ranges: Option<RangeBreakdown>,
     /// Per op and shapes: FLOPs, bytes, achieved rates and the roofline.
     pub efficiency: Efficiency,
+    /// What the verdict could not check (refused data that may have been replays').
+    pub unchecked: Unchecked,
 }
 
 /// Runs every pass on one trace, in this order: `launch_links` (GPU events to host calls),
@@ -99,7 +102,7 @@ pub struct TraceAnalysis {
 /// `missing_time` (statuses, totals, ranges, verdict), `recording_patterns`,
 /// `launching_ops` with `kernel_categories` and `event_categories` (a category per GPU
 /// event, from its launching op or its name), `stage_breakdown`, `ranges` (with a range
-/// pattern), `runtime_advice`.
+/// pattern), `runtime_advice`, `unchecked`.
 ///
 /// Passes that do not need each other's results run on two threads (the steps beside the
 /// launch links; the coverage beside the categories and the breakdown): the analysis of a
@@ -135,6 +138,7 @@ pub fn analyze(trace: &Trace, options: &AnalysisOptions<'_>) -> TraceAnalysis {
     );
     add_missing_work(&mut breakdown, &coverage.replays, &steps);
     let advice = runtime_advice(&trace.metadata);
+    let unchecked = unchecked(trace, &coverage);
     TraceAnalysis {
         links,
         steps,
@@ -144,6 +148,7 @@ pub fn analyze(trace: &Trace, options: &AnalysisOptions<'_>) -> TraceAnalysis {
         patterns,
         ranges,
         efficiency,
+        unchecked,
     }
 }
 

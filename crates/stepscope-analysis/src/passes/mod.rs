@@ -18,3 +18,4 @@ pub mod runtime_advice;
 pub mod stage_breakdown;
 pub mod steps;
 pub(crate) mod stream_idle;
+pub mod unchecked;

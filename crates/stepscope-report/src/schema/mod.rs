@@ -269,6 +269,10 @@ pub struct Damage {
     pub shared_correlations: u64,
     /// Replays that lost events to bad data.
     pub damaged_replays: u64,
+    /// What the verdict could not check, one sentence each: refused GPU events without a
+    /// correlation, GPU work naming a graph with no launch left, events refused where no
+    /// replay was found. `--strict` fails on any.
+    pub unchecked: Vec<String>,
 }
 
 /// Event counts.
@@ -623,6 +627,7 @@ fn damage(trace: &Trace, analysis: &TraceAnalysis) -> Damage {
         refused_launches: coverage.refused_launches,
         shared_correlations: coverage.duplicate_correlations,
         damaged_replays: u64::from(coverage.totals.damaged_replays),
+        unchecked: analysis.unchecked.reasons(),
     }
 }
 

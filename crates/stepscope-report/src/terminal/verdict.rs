@@ -381,6 +381,9 @@ fn render_also(out: &mut String, file: &FileReport) {
             count(damage.shared_correlations as u32, "host call")
         );
     }
+    for reason in &damage.unchecked {
+        let _ = writeln!(out, "  unchecked: {reason} (--strict fails on this)");
+    }
     for limit in &file.replay_coverage.limits_hit {
         let _ = writeln!(out, "  limit: {limit}");
     }

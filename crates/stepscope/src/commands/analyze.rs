@@ -631,7 +631,14 @@ pub fn outcome(document: &Document, settings: &AnalyzeSettings) -> Outcome {
         return Outcome::InputError;
     }
     // No-events files returned above; the rest fail as their verdict says.
-    if document.partial || verdicts.clone().any(|v| v.fails_gate(settings.strict)) {
+    // Under --strict, data the verdict could not check fails too: a trace must not pass
+    // by having its evidence refused.
+    let unchecked = settings.strict
+        && document
+            .files
+            .iter()
+            .any(|f| !f.damage.unchecked.is_empty());
+    if document.partial || unchecked || verdicts.clone().any(|v| v.fails_gate(settings.strict)) {
         Outcome::VerdictFailed
     } else {
         Outcome::Success

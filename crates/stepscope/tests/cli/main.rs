@@ -41,3 +41,4 @@ mod rocprof_json;
 mod rpd;
 mod schema_doc;
 mod serving;
+mod strict_unchecked;
