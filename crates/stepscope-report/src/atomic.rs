@@ -46,6 +46,7 @@ pub fn write_with(
     let temporary = tempfile::Builder::new()
         .prefix(&format!(".{name}."))
         .suffix(".partial")
+        .permissions(mode_for(path))
         .tempfile_in(&folder)
         .map_err(error)?;
     {
@@ -56,6 +57,18 @@ pub fn write_with(
     temporary.as_file().sync_all().map_err(error)?;
     temporary.persist(path).map_err(|e| error(e.error))?;
     Ok(())
+}
+
+/// The mode a written file gets: a file replaced keeps its own; a new one is created as
+/// `File::create` creates one (read-write for all, less the user's umask), not with the
+/// owner-only mode of a temporary file.
+#[cfg(unix)]
+fn mode_for(path: &Path) -> std::fs::Permissions {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(path).map_or_else(
+        |_| std::fs::Permissions::from_mode(0o666),
+        |meta| meta.permissions(),
+    )
 }
 
 /// Writes into a stream that exists already (a device, a FIFO, a terminal).
@@ -106,6 +119,22 @@ mod tests {
             .map(|e| e.unwrap().file_name())
             .collect();
         assert_eq!(names, vec![std::ffi::OsString::from("report.html")]);
+    }
+
+    #[test]
+    fn a_new_file_gets_the_umask_mode_and_a_replaced_file_keeps_its_own() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        // What the user's umask gives a plain `File::create`.
+        let plain = dir.path().join("plain");
+        std::fs::File::create(&plain).unwrap();
+        let new = dir.path().join("report.html");
+        write_bytes(&new, b"new").unwrap();
+        assert_eq!(mode(&new), mode(&plain));
+        std::fs::set_permissions(&new, std::fs::Permissions::from_mode(0o640)).unwrap();
+        write_bytes(&new, b"newer").unwrap();
+        assert_eq!(mode(&new), 0o640);
     }
 
     #[test]

@@ -60,6 +60,10 @@ pub fn write_perfetto(
     Ok(summary)
 }
 
+/// The first bytes of every Perfetto file stepscope writes: a key Perfetto and the trace
+/// readers ignore, by which a folder scan knows the file for an export, not a profile.
+pub const EXPORT_MARK: &[u8] = b"{\"stepscope_export\":\"perfetto\"";
+
 /// A JSON object with a `traceEvents` array, written one event at a time.
 struct EventWriter<W: Write> {
     out: BufWriter<W>,
@@ -69,7 +73,8 @@ struct EventWriter<W: Write> {
 impl<W: Write> EventWriter<W> {
     fn new(out: W) -> io::Result<Self> {
         let mut out = BufWriter::new(out);
-        out.write_all(b"{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n")?;
+        out.write_all(EXPORT_MARK)?;
+        out.write_all(b",\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n")?;
         Ok(EventWriter { out, events: 0 })
     }
 

@@ -182,9 +182,11 @@ pub fn check_new_run(dir: &Path, id: &RunId) -> Result<(), ReportError> {
 }
 
 /// Writes every table of `run` into `dir` (created if missing), one new file per table;
-/// returns the paths written. The files are written under hidden names and renamed when all
-/// are complete, so an engine reading the folder never sees half a file, and a run that
-/// fails leaves none.
+/// returns the paths written. The files are written under hidden names and moved into place
+/// when all are complete, so an engine reading the folder never sees half a file, and a run
+/// that fails leaves none. Each move refuses to replace a file (`rename` without replace):
+/// of two writers of one run id at once, the first to place the `runs` table wins and the
+/// other places none and fails with [`ReportError::RunExists`], so a run never mixes both.
 ///
 /// # Errors
 ///
@@ -197,65 +199,69 @@ pub fn write_dataset(
     dir: &Path,
 ) -> Result<Vec<PathBuf>, ReportError> {
     check_new_run(dir, &run.id)?;
-    let metadata = |table: &str| metadata(table, run);
-    // Every table under its hidden name first, then the renames: a failure leaves no file of
-    // the run behind, so the same id can be written again.
-    let mut partials: Vec<(PathBuf, PathBuf)> = Vec::new();
-    let mut result = Ok(());
+    let mut partials = Vec::new();
     for table in tables(document, run) {
         let path = table_path(dir, table.name, &run.id);
-        let partial = partial_path(&path);
-        partials.push((partial.clone(), path.clone()));
-        result = write_file(&table, metadata(table.name), &partial, &path);
-        if result.is_err() {
-            break;
-        }
+        let partial = write_file(&table, metadata(table.name, run), &path)?;
+        partials.push((partial, path));
     }
-    if result.is_ok() {
-        for (partial, path) in &partials {
-            result = std::fs::rename(partial, path).map_err(|source| ReportError::Write {
-                path: path.clone(),
-                source,
-            });
-            if result.is_err() {
-                break;
+    let mut placed: Vec<PathBuf> = Vec::new();
+    for (partial, path) in partials {
+        if let Err(e) = partial.persist_noclobber(&path) {
+            // What this run placed goes again: a run is in the dataset whole or not at all.
+            for done in &placed {
+                let _ = std::fs::remove_file(done);
             }
+            return Err(if e.error.kind() == std::io::ErrorKind::AlreadyExists {
+                ReportError::RunExists {
+                    run_id: run.id.to_string(),
+                    path,
+                }
+            } else {
+                ReportError::Write {
+                    path,
+                    source: e.error,
+                }
+            });
         }
+        placed.push(path);
     }
-    for (partial, _) in &partials {
-        let _ = std::fs::remove_file(partial);
-    }
-    result.map(|()| partials.into_iter().map(|(_, path)| path).collect())
+    Ok(placed)
 }
 
-/// `.<name>.partial` beside `path`: engines skip hidden files.
-fn partial_path(path: &Path) -> PathBuf {
-    let name = path.file_name().map_or_else(
-        || "table.parquet".into(),
-        |n| n.to_string_lossy().into_owned(),
-    );
-    path.with_file_name(format!(".{name}.partial"))
-}
-
-/// Writes `table` to `partial`, creating its folder; errors name the table's `path`.
+/// Writes `table` to a hidden temporary file in the folder of `path` (created if missing;
+/// engines skip hidden files), removed when dropped unless persisted; errors name `path`.
 fn write_file(
     table: &Table,
     metadata: Vec<KeyValue>,
-    partial: &Path,
     path: &Path,
-) -> Result<(), ReportError> {
+) -> Result<tempfile::NamedTempFile, ReportError> {
     let write_error = |path: &Path| {
         let path = path.to_owned();
         move |source| ReportError::Write { path, source }
     };
-    if let Some(folder) = partial.parent() {
-        std::fs::create_dir_all(folder).map_err(write_error(folder))?;
-    }
-    let file = std::fs::File::create(partial).map_err(write_error(partial))?;
-    table::write_parquet(table, metadata, file).map_err(|source| ReportError::Parquet {
-        path: path.to_owned(),
-        source,
-    })
+    let folder = path.parent().unwrap_or(Path::new("."));
+    std::fs::create_dir_all(folder).map_err(write_error(folder))?;
+    let partial = tempfile::Builder::new()
+        .prefix(".")
+        .suffix(".parquet.partial")
+        .permissions(file_mode())
+        .tempfile_in(folder)
+        .map_err(write_error(path))?;
+    table::write_parquet(table, metadata, partial.as_file()).map_err(|source| {
+        ReportError::Parquet {
+            path: path.to_owned(),
+            source,
+        }
+    })?;
+    Ok(partial)
+}
+
+/// A new file's mode: read-write for all, less the user's umask (as `File::create`).
+#[cfg(unix)]
+fn file_mode() -> std::fs::Permissions {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::Permissions::from_mode(0o666)
 }
 
 /// Nanoseconds from the JSON's microseconds: exact, since those are whole nanoseconds

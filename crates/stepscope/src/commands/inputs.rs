@@ -246,6 +246,17 @@ pub fn is_trace_file_name(path: &Path) -> bool {
         .is_some_and(|name| TRACE_SUFFIXES.iter().any(|suffix| name.ends_with(suffix)))
 }
 
+/// Whether the file begins as stepscope's `--perfetto` files begin: read back as a trace
+/// of the folder it was written into, it would count its run twice.
+fn is_own_export(path: &Path) -> bool {
+    use std::io::Read;
+    let mark = stepscope_report::perfetto::EXPORT_MARK;
+    let mut head = vec![0; mark.len()];
+    std::fs::File::open(path)
+        .and_then(|mut file| file.read_exact(&mut head))
+        .is_ok_and(|()| head == mark)
+}
+
 /// Recursive walk; `seen` holds canonical folder paths so a symlink loop is entered once.
 /// Entries named like traces that are not regular files go to `notes`, unread.
 fn walk(
@@ -273,6 +284,11 @@ fn walk(
         {
             notes.push(format!(
                 "`{}` is {kind}, not a file: passed over",
+                path.display()
+            ));
+        } else if is_own_export(&path) {
+            notes.push(format!(
+                "`{}` is a Perfetto file stepscope wrote (--perfetto), not a profile: left out",
                 path.display()
             ));
         } else {

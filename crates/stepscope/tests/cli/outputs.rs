@@ -358,3 +358,50 @@ fn a_profile_run_folder_over_its_config_is_refused() {
         );
     }
 }
+
+#[test]
+fn every_output_file_gets_the_mode_the_users_umask_gives() {
+    // Outputs are written to a temporary file and renamed; the temporary's owner-only mode
+    // must not reach the report a colleague is meant to open.
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempdir();
+    let trace = copy_trace(TRITON, dir.path(), "t.json.gz");
+    let run = stepscope_in(
+        dir.path(),
+        [
+            "analyze".as_ref(),
+            arg(&trace),
+            "--html".as_ref(),
+            "r.html".as_ref(),
+            "--perfetto".as_ref(),
+            "p.json".as_ref(),
+            "--csv".as_ref(),
+            "csv".as_ref(),
+            "--parquet".as_ref(),
+            "pq".as_ref(),
+            "--no-progress".as_ref(),
+        ],
+        &[],
+    );
+    run.expect_code(0);
+    let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    let plain = dir.path().join("plain");
+    std::fs::File::create(&plain).unwrap();
+    let mut files = vec![dir.path().join("r.html"), dir.path().join("p.json")];
+    for folder in ["csv", "pq"] {
+        for entry in std::fs::read_dir(dir.path().join(folder)).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_file() {
+                files.push(path);
+            } else {
+                for inner in std::fs::read_dir(&path).unwrap() {
+                    files.push(inner.unwrap().path());
+                }
+            }
+        }
+    }
+    assert!(files.len() > 4, "{files:?}");
+    for file in files {
+        assert_eq!(mode(&file), mode(&plain), "{}", file.display());
+    }
+}

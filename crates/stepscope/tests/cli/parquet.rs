@@ -551,3 +551,64 @@ print(json.dumps({"runs": runs, "files": files, "replays": replays}))
     }
     assert_eq!(tables["replays"], 0);
 }
+
+/// Two runs started at once with one run id into one folder: one wins whole, the other
+/// writes nothing and says the id is taken. Every table of the winner's run names only its
+/// own trace (a mix of both runs' files was the failure), and no hidden file is left.
+#[test]
+fn two_writers_of_one_run_id_at_once_one_wins_whole() {
+    let dir = tempdir();
+    let out = dir.path().join("dataset");
+    let traces = [trace(SGLANG_DECODE), trace(VLLM_PIECEWISE)];
+    let trials = 4;
+    for trial in 0..trials {
+        let id = format!("race-{trial}");
+        let children: Vec<_> = traces
+            .iter()
+            .map(|input| {
+                Command::new(env!("CARGO_BIN_EXE_stepscope"))
+                    .args([arg(Path::new("analyze")), arg(input)])
+                    .args(["--no-progress", "--parquet"])
+                    .arg(&out)
+                    .args(["--run-id", &id])
+                    .stdout(std::process::Stdio::null())
+                    .stderr(std::process::Stdio::piped())
+                    .spawn()
+                    .expect("spawn")
+            })
+            .collect();
+        let results: Vec<_> = children
+            .into_iter()
+            .map(|child| child.wait_with_output().expect("wait"))
+            .collect();
+        let won: Vec<usize> = (0..2).filter(|&i| results[i].status.success()).collect();
+        assert_eq!(won.len(), 1, "trial {trial}: {results:?}");
+        let lost = &results[1 - won[0]];
+        assert_eq!(lost.status.code(), Some(2), "{lost:?}");
+        let stderr = String::from_utf8_lossy(&lost.stderr);
+        assert!(
+            stderr.contains(&format!("Run `{id}` is already in the Parquet dataset")),
+            "{stderr}"
+        );
+        let winner = traces[won[0]].to_string_lossy().into_owned();
+        let names = query(
+            &out,
+            &format!(
+                "{ROWS}\nout = []\nfor t in ['files','replays','stages','kernels','efficiency']:\n    out += [r['file'] for r in rows(f\"SELECT DISTINCT file FROM {{table(t)}} WHERE run_id = '{id}'\")]\nprint(json.dumps(sorted(set(out))))"
+            ),
+        );
+        assert_eq!(names, json!([winner]), "trial {trial}");
+    }
+    let mut entries = 0;
+    for table in std::fs::read_dir(&out).expect("dataset") {
+        for file in std::fs::read_dir(table.expect("entry").path()).expect("table") {
+            let name = file.expect("file").file_name();
+            assert!(
+                !name.to_string_lossy().starts_with('.'),
+                "left behind: {name:?}"
+            );
+            entries += 1;
+        }
+    }
+    assert_eq!(entries, 9 * trials);
+}

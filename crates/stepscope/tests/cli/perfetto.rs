@@ -202,3 +202,36 @@ fn every_verdict_survives_the_round_trip() {
             .is_some_and(|w| w.contains("negative"))
     );
 }
+
+#[test]
+fn an_export_written_into_the_analysed_folder_is_left_out_of_the_next_scan() {
+    // `analyze DIR --perfetto DIR/t.json`, then `analyze DIR`: read back, the export would
+    // be a second rank with the same replays (GPU time doubled). It is marked, and a folder
+    // scan leaves it out with a note; the export itself still opens in Perfetto as JSON.
+    let dir = tempdir();
+    let folder = dir.path().join("run");
+    crate::common::copy_trace(VLLM_PIECEWISE, &folder, "rank0.json.gz");
+    let out = folder.join("t.json");
+    export(&folder, &out);
+    let exported: Value =
+        serde_json::from_slice(&std::fs::read(&out).expect("read")).expect("JSON");
+    assert!(exported["traceEvents"].is_array());
+    let run = stepscope([
+        "analyze",
+        folder.to_str().expect("path"),
+        "--json",
+        "--no-progress",
+    ]);
+    run.expect_code(0);
+    let files = run.json()["files"].as_array().expect("files").len();
+    assert_eq!(files, 1, "only the profile is read");
+    let warnings = run.json()["warnings"].to_string();
+    assert!(
+        warnings.contains("t.json` is a Perfetto file stepscope wrote"),
+        "{warnings}"
+    );
+    assert_eq!(
+        run.json()["files"][0]["replay_coverage"]["replays"],
+        replay_coverage(&trace(VLLM_PIECEWISE))["replays"]
+    );
+}
