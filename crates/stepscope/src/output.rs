@@ -1,6 +1,7 @@
 //! Writing to stdout without panicking on a closed pipe.
 
 use std::io::Write;
+use stepscope_model::text::escape_controls_keep_lines;
 
 /// Writes `text` to stdout. A failure (a full disk behind `> out.json`) is an output that
 /// could not be written, as for a file flag: [`is_write_failure`], exit 2.
@@ -41,9 +42,10 @@ pub fn is_write_failure(error: &anyhow::Error) -> bool {
 /// Prints `error: …` and each `Caused by: …` to stderr.
 #[allow(clippy::print_stderr)]
 pub fn print_error(error: &anyhow::Error) {
-    eprintln!("error: {error}");
+    let escape = |text: String| escape_controls_keep_lines(&text).into_owned();
+    eprintln!("error: {}", escape(error.to_string()));
     for cause in error.chain().skip(1) {
-        eprintln!("Caused by: {cause}");
+        eprintln!("Caused by: {}", escape(cause.to_string()));
     }
 }
 
@@ -72,7 +74,7 @@ pub fn table_width() -> stepscope_report::terminal::TableWidth {
 /// Prints a one-line note (what was written where) to stderr, so stdout stays the report.
 #[allow(clippy::print_stderr)]
 pub fn note(text: &str) {
-    eprintln!("{text}");
+    eprintln!("{}", escape_controls_keep_lines(text));
 }
 
 /// Checks, before any work, that the file a flag names can be created: its folder exists

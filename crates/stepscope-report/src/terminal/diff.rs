@@ -18,14 +18,7 @@ pub fn render_diff(document: &DiffDocument, options: &TerminalOptions) -> String
     let _ = writeln!(out, "══ stepscope diff ══");
     side_line(&mut out, "BASE", &document.base, options);
     side_line(&mut out, "NEW ", &document.new, options);
-    for (label, side) in [("BASE", &document.base), ("NEW", &document.new)] {
-        for warning in &side.warnings {
-            let _ = writeln!(out, "warning ({label}): {warning}");
-        }
-        for failed in &side.failed_files {
-            let _ = writeln!(out, "unreadable ({label}): {}", failed.path);
-        }
-    }
+    side_problems(&mut out, document);
     for side in &document.unusable_sides {
         let _ = writeln!(
             out,
@@ -70,6 +63,26 @@ pub fn render_diff(document: &DiffDocument, options: &TerminalOptions) -> String
 }
 
 /// `BASE  a.json.gz: COMPLETE — 25 of 25 graph replays recorded (100%), completeness 100%`.
+/// Each side's warnings and unreadable files.
+fn side_problems(out: &mut String, document: &DiffDocument) {
+    for (label, side) in [("BASE", &document.base), ("NEW", &document.new)] {
+        for warning in &side.warnings {
+            let _ = writeln!(
+                out,
+                "warning ({label}): {}",
+                stepscope_model::text::escape_controls_keep_lines(warning)
+            );
+        }
+        for failed in &side.failed_files {
+            let _ = writeln!(
+                out,
+                "unreadable ({label}): {}",
+                stepscope_model::text::escape_controls(&failed.path)
+            );
+        }
+    }
+}
+
 fn side_line(out: &mut String, label: &str, side: &DiffSide, options: &TerminalOptions) {
     let n = &side.replay_coverage;
     let files = match side.files.len() {
@@ -83,7 +96,7 @@ fn side_line(out: &mut String, label: &str, side: &DiffSide, options: &TerminalO
     let _ = writeln!(
         out,
         "{label}  {}{files}{windows}: {} — {} of {} recorded ({}), completeness {}",
-        side.path,
+        stepscope_model::text::escape_controls(&side.path),
         verdict_word(side.verdict, options),
         n.totals.recorded_replays,
         count(n.totals.replays, "graph replay"),

@@ -7,6 +7,7 @@ mod ranges;
 mod verdict;
 
 pub use diff::render_diff;
+use stepscope_model::text::{escape_controls, escape_controls_keep_lines};
 pub use verdict::{completeness_text, finding_text, ranges, share_range, verdict_word};
 
 use crate::schema::{
@@ -88,7 +89,7 @@ impl TerminalOptions {
 pub fn render(document: &Document, options: &TerminalOptions) -> String {
     let mut out = String::new();
     for warning in &document.warnings {
-        let _ = writeln!(out, "warning: {warning}");
+        let _ = writeln!(out, "warning: {}", escape_controls_keep_lines(warning));
     }
     if !document.warnings.is_empty() {
         out.push('\n');
@@ -104,7 +105,7 @@ pub fn render(document: &Document, options: &TerminalOptions) -> String {
             verdict_word(document.verdict, options)
         );
         for failed in &document.failed_files {
-            let _ = writeln!(out, "  {}", failed.path);
+            let _ = writeln!(out, "  {}", escape_controls(&failed.path));
         }
         out.push('\n');
     }
@@ -152,7 +153,7 @@ fn render_file(out: &mut String, file: &FileReport, options: &TerminalOptions) {
         .rank
         .map(|r| format!(" (rank {r} of {})", file.world_size.unwrap_or(1)))
         .unwrap_or_default();
-    let _ = writeln!(out, "══ {}{rank} ══", file.path);
+    let _ = writeln!(out, "══ {}{rank} ══", escape_controls(&file.path));
     out.push_str(&file_verdict(file, options));
     render_trace_line(out, file);
     render_steps(out, file);

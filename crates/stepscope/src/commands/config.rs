@@ -86,7 +86,8 @@ fn check(inputs: &[PathBuf]) -> anyhow::Result<Outcome> {
             String::new()
         }
     );
-    output::print(&out)?;
+    // Findings quote the config's own words (keys, env-var names), which may hold anything.
+    output::print(&stepscope_model::text::escape_controls_keep_lines(&out))?;
     Ok(if failed > 0 {
         Outcome::InputError
     } else if !findings.is_empty() {
@@ -124,7 +125,8 @@ fn fingerprint(inputs: &[PathBuf], explain: bool) -> anyhow::Result<Outcome> {
             let _ = writeln!(out, "{}", canonical_document(&file.config));
         }
     }
-    output::print(&out)?;
+    // Findings quote the config's own words (keys, env-var names), which may hold anything.
+    output::print(&stepscope_model::text::escape_controls_keep_lines(&out))?;
     Ok(if failed > 0 {
         Outcome::InputError
     } else {

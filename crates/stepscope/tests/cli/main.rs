@@ -16,6 +16,7 @@ mod diff;
 mod diff_gate;
 mod efficiency;
 mod env;
+mod escaped_output;
 mod exit_codes;
 mod flags;
 mod golden;
