@@ -100,7 +100,8 @@
     const fill = () => {
       const sorted = rows.slice();
       if (order.key) {
-        const col = columns.find((c) => c.key === order.key);
+        // A key that is no column sorts as numbers (a page must render whatever it sorts by).
+        const col = columns.find((c) => c.key === order.key) || { num: true };
         sorted.sort((a, b) => {
           const x = a[order.key], y = b[order.key];
           const cmp = col.num ? (x ?? -Infinity) - (y ?? -Infinity) : String(x).localeCompare(String(y));
@@ -541,7 +542,9 @@
       notes, rooflineChart(eff),
       table([
         { key: "name", label: "op", mono: true }, { key: "input_dims", label: "shapes", mono: true },
-        { key: "count", label: "calls", num: true }, { key: "mean", label: "mean", num: true, fmt: (v) => (v === null ? "—" : micros(v)) },
+        { key: "count", label: "calls", num: true },
+        { key: "kernel_time_us_sum", label: "kernel time", num: true, fmt: (v) => (v === null || v === undefined ? "—" : micros(v)) },
+        { key: "mean", label: "mean", num: true, fmt: (v) => (v === null ? "—" : micros(v)) },
         { key: "rate", label: "TFLOP/s", num: true, fmt: two }, { key: "band", label: "TB/s", num: true, fmt: two },
         { key: "flops_per_byte", label: "FLOP/byte", num: true, fmt: two }, { key: "bound", label: "bound" },
         { key: "pct", label: "% roofline", num: true, fmt: two }, { key: "lost", label: "time lost", num: true, fmt: (v) => (v === null ? "—" : micros(v)) },

@@ -389,3 +389,45 @@ fn reordered_and_partial_replays_take_shapes_by_kernel_name() {
     let gemms = calls(&partial, "aiter::gemm_a16w16");
     assert!(gemms > 0 && gemms < 36 * 4, "{gemms} GEMM calls");
 }
+
+/// An MI250 (a GPU with no row in the peaks table) training trace with shapes: the page
+/// sorts its efficiency table by kernel time (no roofline to lose time against) and renders
+/// whole, alone and in a folder beside a trace on a known GPU. A script error blanked the
+/// whole page here while the command exited 0.
+#[test]
+fn a_page_with_ops_on_an_unknown_device_renders_in_a_real_browser() {
+    const MI250: &str = "hta/tests/data/amd_trace/mi250_minitoy_train_ROCm6_2_kineto.json.gz";
+    let dir = crate::common::tempdir();
+    let folder = dir.path().join("traces");
+    crate::common::copy_trace(MI250, &folder, "mi250.json.gz");
+    crate::common::copy_trace(H100, &folder, "h100.json.gz");
+    for input in [trace(MI250), folder] {
+        let page = dir.path().join("report.html");
+        let run = stepscope([
+            "analyze".as_ref(),
+            input.as_os_str(),
+            "--html".as_ref(),
+            page.as_os_str(),
+            "--json".as_ref(),
+        ]);
+        run.expect_code(0);
+        let document = run.json();
+        let mi250 = document["files"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["path"].as_str().unwrap().contains("mi250"))
+            .expect("the MI250 file")
+            .clone();
+        let ops = mi250["efficiency"]["ops"].as_array().unwrap();
+        assert!(
+            mi250["efficiency"]["device"].is_null(),
+            "{}",
+            mi250["efficiency"]["device"]
+        );
+        assert!(!ops.is_empty(), "the trace has shapes");
+        let rendered = crate::browser::render(&page);
+        rendered.assert_clean();
+        assert!(rendered.count("table[data-table=efficiency] tbody tr") > 0);
+    }
+}
