@@ -227,6 +227,15 @@ fn event_categories(
 }
 
 /// The replay-coverage chain of passes.
+/// The recording patterns. A file that cannot show its replays has none: its empty replays
+/// are what the file lost, and a pattern's cure (a switch, a bigger buffer) treats another.
+fn patterns_of(trace: &Trace, inputs: PatternInputs<'_>) -> Vec<PatternFinding> {
+    if inputs.coverage.verdict == Verdict::Unavailable {
+        return Vec::new();
+    }
+    recording_patterns(trace, inputs)
+}
+
 fn coverage(
     trace: &Trace,
     links: &LaunchLinks,
@@ -278,15 +287,13 @@ fn coverage(
     );
     let mut coverage = replay_coverage(trace, inputs, &judged, &time);
     note_limits(&mut coverage, &cycles, &assignment);
-    let patterns = recording_patterns(
-        trace,
-        PatternInputs {
-            links,
-            coverage: &coverage,
-            steps,
-            captures: own_captures,
-        },
-    );
+    let inputs = PatternInputs {
+        links,
+        coverage: &coverage,
+        steps,
+        captures: own_captures,
+    };
+    let patterns = patterns_of(trace, inputs);
     if patterns.iter().any(|p| p.pattern.loses_eager_work()) {
         // Eager work is lost too: no share from this trace holds, whatever the replays say.
         coverage.verdict = Verdict::Incomplete;

@@ -544,7 +544,7 @@ fn unavailable(trace: &Trace, totals: &CoverageTotals, orphans: OrphanCounts) ->
         return Some(reason.clone());
     }
     let gpu_events = trace.gpu.len() as u64;
-    if totals.replays > 0 || gpu_events == 0 {
+    if gpu_events == 0 {
         return None;
     }
     let launches = trace.runtime.kind.iter().any(|kind| {
@@ -553,9 +553,11 @@ fn unavailable(trace: &Trace, totals: &CoverageTotals, orphans: OrphanCounts) ->
             RuntimeCallKind::EagerLaunch | RuntimeCallKind::GraphLaunch
         )
     });
-    if !launches {
+    if totals.replays == 0 && !launches {
         return Some(NO_HOST_CALLS.to_owned());
     }
+    // With graph launches too: replays would all read as empty, and the runtime's symptom
+    // be diagnosed, where the file lost what links GPU work to its launches.
     (orphans.kernels + orphans.transfers == gpu_events).then(|| {
         format!(
             "none of the {gpu_events} GPU events shares a correlation id with a host call: the host and GPU records are not of one run, or their ids were not recorded, so graph launches and their kernels cannot be matched; record both sides in one profiler run"

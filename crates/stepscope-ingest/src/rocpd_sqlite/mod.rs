@@ -177,12 +177,37 @@ fn finish(totals: &rows::Totals, builder: &mut TraceBuilder) {
         totals.other_regions,
     );
     let metadata = builder.metadata_mut();
-    if totals.hip_calls == 0 && totals.dispatches > 0 {
-        metadata.linkage_unavailable = Some(NO_HIP_REGIONS.to_owned());
+    if let Some(reason) = missing_link(totals) {
+        metadata.linkage_unavailable = Some(reason);
     }
     if metadata.device_names.is_empty() {
         metadata.device_names.push("AMD GPU (rocpd)".to_owned());
     }
+}
+
+/// Why no dispatch can be linked to its launch, when none can: a link table missing or
+/// emptied is damage to the file, named as such (no runtime switch fixes it), and told apart
+/// from a recording without HIP API tracing.
+fn missing_link(totals: &rows::Totals) -> Option<String> {
+    if totals.dispatches == 0 {
+        return None;
+    }
+    if totals.hip_calls == 0 && totals.unnamed_regions > 0 {
+        return Some(format!(
+            "the rocpd database's {} API calls have no names (its rocpd_string table is missing or lost the rows they point at), so no hipGraphLaunch can be found and no dispatch linked to one; this is damage to the file, not a recording setting or the runtime's symptom: analyse the database rocprofv3 wrote, whole",
+            totals.unnamed_regions
+        ));
+    }
+    if totals.hip_calls == 0 {
+        return Some(NO_HIP_REGIONS.to_owned());
+    }
+    if totals.linked_dispatches == 0 {
+        return Some(format!(
+            "none of the rocpd database's {} kernel dispatches carries the id of the HIP call that launched it (its rocpd_event table is missing, or every stack_id is NULL), so no graph replay can be checked; this is damage to the file, not the runtime's symptom, and no runtime switch fixes it: analyse the database rocprofv3 wrote, whole",
+            totals.dispatches
+        ));
+    }
+    None
 }
 
 #[cfg(test)]

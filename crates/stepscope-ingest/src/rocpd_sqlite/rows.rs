@@ -21,6 +21,10 @@ pub(crate) struct Totals {
     pub other_regions: u64,
     pub hip_calls: u64,
     pub dispatches: u64,
+    /// Dispatches that carry the correlation id of the call that launched them.
+    pub linked_dispatches: u64,
+    /// Regions refused because their name points at no string.
+    pub unnamed_regions: u64,
 }
 
 impl Totals {
@@ -30,6 +34,8 @@ impl Totals {
         self.other_regions += other.other_regions;
         self.hip_calls += other.hip_calls;
         self.dispatches += other.dispatches;
+        self.linked_dispatches += other.linked_dispatches;
+        self.unnamed_regions += other.unnamed_regions;
     }
 }
 
@@ -327,6 +333,7 @@ fn add_region(
         return Some(());
     }
     let Some((name, kind)) = named else {
+        totals.unnamed_regions += 1;
         return refused(DamageKind::DanglingReference, builder);
     };
     match category {
@@ -399,6 +406,8 @@ fn read_dispatches(
     totals.skipped += db.for_each_row((table, &sql), builder, |row, b| {
         let queue = add_dispatch(row, b, lookups)?;
         totals.dispatches += 1;
+        let stack_id = row.get::<_, Option<i64>>(7).ok().flatten();
+        totals.linked_dispatches += u64::from(stack_id.is_some_and(|id| id != 0));
         saw_stream |= row.get::<_, Option<i64>>(3).ok().flatten().unwrap_or(0) != 0;
         queues.push(queue);
         Some(())

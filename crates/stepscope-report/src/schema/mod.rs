@@ -719,7 +719,10 @@ fn runtime_text(advice: &RuntimeAdvice) -> String {
 /// Whether whole replays went unrecorded for no other reason found (the symptom the
 /// runtime switches cure), or the verdict is damage.
 fn empty_replays(analysis: &TraceAnalysis) -> Option<bool> {
-    if analysis.coverage.verdict == Verdict::Damaged {
+    if matches!(
+        analysis.coverage.verdict,
+        Verdict::Damaged | Verdict::Unavailable
+    ) {
         return None;
     }
     Some(
@@ -737,7 +740,7 @@ fn advice(advice: &RuntimeAdvice, symptom: Option<bool>) -> Advice {
             runtime,
             applies: false,
             switches: Vec::new(),
-            reason: "the trace holds bad data (see damage): that is damage in the file, not a runtime symptom, and no switch repairs it; re-export or re-record the trace".to_owned(),
+            reason: "the trace holds bad data (see damage) or cannot show its replays (see the verdict): that is the file, not a runtime symptom, and no switch repairs it; re-export or re-record the trace".to_owned(),
         };
     };
     let (switch_advice, cuda) = match advice {

@@ -404,3 +404,52 @@ fn a_database_in_wal_mode_is_read_with_its_log() {
     }
     drop(writer);
 }
+
+#[test]
+fn a_missing_link_table_is_named_and_no_runtime_switch_is_prescribed() {
+    // Cut-down databases: kernels and HIP calls are there, what links them is not. All 25
+    // replays would read as empty and the runtime's symptom (and its DEBUG_CLR_* switches)
+    // be diagnosed; the file's damage is named instead, and the gate fails on it.
+    let dir = tempdir();
+    let options = RocpdOptions {
+        views: false,
+        ..RocpdOptions::default()
+    };
+    let cases = [
+        (
+            "no_event",
+            format!("DROP TABLE rocpd_event_{UUID}"),
+            "rocpd_event",
+        ),
+        (
+            "null_stack",
+            format!("UPDATE rocpd_event_{UUID} SET stack_id = NULL"),
+            "stack_id",
+        ),
+        (
+            "no_string",
+            format!("DROP TABLE rocpd_string_{UUID}"),
+            "rocpd_string",
+        ),
+    ];
+    for (name, sql, says) in cases {
+        let path = write(
+            &piecewise(),
+            dir.path().join(format!("{name}.db")),
+            &options,
+        );
+        Connection::open(&path)
+            .expect("open")
+            .execute_batch(&sql)
+            .expect(&sql);
+        let (code, file) = gated(&path);
+        let c = &file["replay_coverage"];
+        assert_eq!(c["verdict"], "unavailable", "{name}: {c}");
+        let why = c["unavailable_reason"].as_str().expect("reason");
+        assert!(why.contains(says), "{name}: {why}");
+        assert!(!why.contains("HIP API tracing"), "{name}: {why}");
+        let advice = file["advice"].to_string();
+        assert!(!advice.contains("DEBUG_CLR"), "{name}: {advice}");
+        assert_eq!(code, Some(3), "{name}");
+    }
+}
