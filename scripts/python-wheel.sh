@@ -41,7 +41,14 @@ esac
 
 log "installing it into a fresh venv, with pytest, pandas and polars"
 python3 -m venv "$scratch/venv"
-"$scratch/venv/bin/pip" install -q --disable-pip-version-check "$wheel" pytest pandas polars duckdb matplotlib ray
+"$scratch/venv/bin/pip" install -q --disable-pip-version-check "$wheel" pytest pandas polars duckdb matplotlib ray \
+  "ruff==0.17.6" "mypy==2.4.1"
+
+# The package's own code: lint (ruff, its rules and target in pyproject.toml) and types
+# (mypy --strict over the sources and the extension's stubs).
+log "ruff check python/ and mypy --strict python/stepscope"
+"$scratch/venv/bin/ruff" check --no-cache python/
+"$scratch/venv/bin/mypy" --strict --no-incremental --cache-dir=/dev/null python/stepscope
 
 # Formats the repository carries no file of (rocprofv3's SQLite database and JSON), written
 # from a real SGLang decode trace by the developer tool the Rust tests use.

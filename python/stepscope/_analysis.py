@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import html
 import io
-from typing import Any, Iterator, Optional
+from collections.abc import Iterator
+from typing import Any
 
 # The replay counts summed over files for ``Analysis.counts``.
 COUNT_KEYS = (
@@ -25,10 +26,10 @@ class Table:
     def __init__(self, name: str, parquet: bytes):
         self.name = name
         self._parquet = parquet
-        self._arrow = None
+        self._arrow: Any = None
 
     @property
-    def arrow(self):
+    def arrow(self) -> Any:
         """The table as a ``pyarrow.Table`` (read on first use)."""
         if self._arrow is None:
             import pyarrow.parquet as pq
@@ -38,7 +39,7 @@ class Table:
 
     @property
     def num_rows(self) -> int:
-        return self.arrow.num_rows
+        return int(self.arrow.num_rows)
 
     def __len__(self) -> int:
         return self.num_rows
@@ -47,11 +48,11 @@ class Table:
     def column_names(self) -> list[str]:
         return list(self.arrow.column_names)
 
-    def to_pandas(self):
+    def to_pandas(self) -> Any:
         """A ``pandas.DataFrame`` (needs pandas)."""
         return self.arrow.to_pandas()
 
-    def to_polars(self):
+    def to_polars(self) -> Any:
         """A ``polars.DataFrame`` (needs polars)."""
         import polars as pl
 
@@ -73,7 +74,8 @@ class Tables:
 
     def __getattr__(self, name: str) -> Table:
         try:
-            return self.__dict__["_tables"][name]
+            table: Table = self.__dict__["_tables"][name]
+            return table
         except KeyError:
             raise AttributeError(f"no table {name!r}; tables: {', '.join(self.names)}") from None
 
@@ -110,19 +112,23 @@ class Analysis:
 
     @property
     def verdict(self) -> str:
-        return self.document["verdict"]
+        value: str = self.document["verdict"]
+        return value
 
     @property
     def files(self) -> list[dict[str, Any]]:
-        return self.document["files"]
+        value: list[dict[str, Any]] = self.document["files"]
+        return value
 
     @property
     def failed_files(self) -> list[dict[str, Any]]:
-        return self.document["failed_files"]
+        value: list[dict[str, Any]] = self.document["failed_files"]
+        return value
 
     @property
     def warnings(self) -> list[str]:
-        return self.document["warnings"]
+        value: list[str] = self.document["warnings"]
+        return value
 
     @property
     def counts(self) -> dict[str, int]:
@@ -143,7 +149,7 @@ class Analysis:
         return found
 
     @property
-    def advice(self) -> list[Optional[dict[str, Any]]]:
+    def advice(self) -> list[dict[str, Any] | None]:
         """Each file's runtime-switch advice (``None`` where there is none)."""
         return [file.get("advice") for file in self.files]
 
@@ -211,14 +217,16 @@ class Diff:
 
     @property
     def stages(self) -> list[dict[str, Any]]:
-        return self.document["stages"]
+        value: list[dict[str, Any]] = self.document["stages"]
+        return value
 
     @property
     def refused(self) -> list[dict[str, Any]]:
-        return self.document["refused"]
+        value: list[dict[str, Any]] = self.document["refused"]
+        return value
 
     @property
-    def regression_gate(self) -> Optional[dict[str, Any]]:
+    def regression_gate(self) -> dict[str, Any] | None:
         return self.document.get("regression_gate")
 
     def __repr__(self) -> str:

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Any, Iterable, Optional, Union
+from collections.abc import Iterable
+from typing import Any, Union
 
 from . import _stepscope
 from ._analysis import Analysis, Diff
@@ -17,7 +18,7 @@ class StepscopeError(Exception):
     what went wrong; ``hint`` the fix (or ``None``); ``exit_code`` the command's exit code
     for it (2: bad input)."""
 
-    def __init__(self, message: str, hint: Optional[str] = None, exit_code: int = 2):
+    def __init__(self, message: str, hint: str | None = None, exit_code: int = 2):
         self.message = message
         self.hint = hint
         self.exit_code = exit_code
@@ -25,19 +26,24 @@ class StepscopeError(Exception):
         super().__init__(text)
 
 
-def _call(function, *args):
+def _call(function: Any, *args: Any, **kwargs: Any) -> Any:
     """Calls into the extension, raising its errors as :class:`StepscopeError`."""
     try:
-        return function(*args)
+        return function(*args, **kwargs)
     except _stepscope.StepscopeError as error:
         message, hint, code = error.args
         raise StepscopeError(message, hint, code) from None
 
 
-def _paths(paths: Union[PathLike, Iterable[PathLike]]) -> list[str]:
+def _paths(paths: PathLike | Iterable[PathLike]) -> list[str]:
     if isinstance(paths, (str, os.PathLike)):
         return [os.fspath(paths)]
-    listed = [os.fspath(p) for p in paths]
+    try:
+        listed = [os.fspath(p) for p in paths]
+    except TypeError:
+        raise TypeError(
+            f"argument 'paths': expected a path or a list of paths, got {paths!r}"
+        ) from None
     if not listed:
         raise StepscopeError(
             "No trace given", "pass a trace file, a folder of traces, or a list of them"
@@ -46,49 +52,56 @@ def _paths(paths: Union[PathLike, Iterable[PathLike]]) -> list[str]:
 
 
 def analyze(
-    paths: Union[PathLike, Iterable[PathLike]],
+    paths: PathLike | Iterable[PathLike],
     *,
-    capture: Optional[PathLike] = None,
-    categories: Optional[PathLike] = None,
-    device: Optional[str] = None,
+    capture: PathLike | None = None,
+    categories: PathLike | None = None,
+    device: str | None = None,
+    range: str | None = None,
+    format: str | None = None,
     top: int = 10,
     no_capture_folder: bool = False,
     fail_on_incomplete: bool = False,
     strict: bool = False,
     allow_truncated: bool = False,
-    html: Optional[PathLike] = None,
-    parquet: Optional[PathLike] = None,
-    run_id: Optional[str] = None,
+    html: PathLike | None = None,
+    csv: PathLike | None = None,
+    perfetto: PathLike | None = None,
+    parquet: PathLike | None = None,
+    run_id: str | None = None,
     threads: int = 0,
 ) -> Analysis:
     """Analyses trace files (or folders of them: several files are the ranks of one run),
     as ``stepscope analyze PATHS --json`` does, and returns the result.
 
-    Every keyword is the command's flag of the same name (``no_capture_folder`` is
-    ``--no-capture-folder``). ``html`` and ``parquet`` also write the page and the
-    dataset, as the flags do. Raises :class:`StepscopeError` with the command's message
-    and hint when nothing could be read or an argument is wrong.
+    Every keyword is the command's option of the same name (``no_capture_folder`` is
+    ``--no-capture-folder``), passed as a typed value, not as command-line text: a value
+    of the wrong type raises ``TypeError`` naming the parameter, one that cannot be used
+    (an unknown ``device`` or ``format``, a bad ``range`` regex, a negative ``top``)
+    ``ValueError``. ``html``, ``csv``, ``perfetto`` and ``parquet`` also write those
+    outputs. Raises :class:`StepscopeError` with the command's message and hint when
+    nothing could be read or an output cannot be written.
     """
-    args = _paths(paths) + ["--no-progress", "--top", str(top), "--threads", str(threads)]
-    for flag, value in (
-        ("--capture", capture),
-        ("--categories", categories),
-        ("--device", device),
-        ("--html", html),
-        ("--parquet", parquet),
-        ("--run-id", run_id),
-    ):
-        if value is not None:
-            args += [flag, os.fspath(value) if not isinstance(value, str) else value]
-    for flag, on in (
-        ("--no-capture-folder", no_capture_folder),
-        ("--fail-on-incomplete", fail_on_incomplete),
-        ("--strict", strict),
-        ("--allow-truncated", allow_truncated),
-    ):
-        if on:
-            args.append(flag)
-    text, tables, exit_code = _call(_stepscope.analyze, args)
+    text, tables, exit_code = _call(
+        _stepscope.analyze,
+        _paths(paths),
+        capture=capture,
+        no_capture_folder=no_capture_folder,
+        categories=categories,
+        format=format,
+        allow_truncated=allow_truncated,
+        threads=threads,
+        range=range,
+        device=device,
+        fail_on_incomplete=fail_on_incomplete,
+        strict=strict,
+        top=top,
+        html=html,
+        csv=csv,
+        perfetto=perfetto,
+        parquet=parquet,
+        run_id=run_id,
+    )
     return Analysis(json.loads(text), tables, exit_code)
 
 
@@ -97,10 +110,10 @@ def diff(
     new: PathLike,
     *,
     force: bool = False,
-    fail_on_regression: Optional[float] = None,
+    fail_on_regression: float | None = None,
     no_capture_folder: bool = False,
-    categories: Optional[PathLike] = None,
-    html: Optional[PathLike] = None,
+    categories: PathLike | None = None,
+    html: PathLike | None = None,
     top: int = 10,
 ) -> Diff:
     """Compares two runs (files, folders of rank files, or profile run directories), as
@@ -122,13 +135,13 @@ def diff(
 
 def env(
     *,
-    rocm: Optional[str] = None,
+    rocm: str | None = None,
     cuda: bool = False,
-    trace: Union[None, PathLike, Iterable[PathLike]] = None,
+    trace: None | PathLike | Iterable[PathLike] = None,
     detect: bool = False,
-    pid: Optional[int] = None,
-    python_env: Optional[PathLike] = None,
-    root: Optional[PathLike] = None,
+    pid: int | None = None,
+    python_env: PathLike | None = None,
+    root: PathLike | None = None,
 ) -> dict[str, Any]:
     """The runtime switches that make the profiler record every graph replay, as
     ``stepscope env`` gives them: ``{"switches": {VARIABLE: VALUE}, "explanation": text}``.
@@ -151,7 +164,7 @@ def env(
     return {"switches": dict(switches), "explanation": explanation}
 
 
-def check_configs(paths: Union[PathLike, Iterable[PathLike]]) -> list[dict[str, Any]]:
+def check_configs(paths: PathLike | Iterable[PathLike]) -> list[dict[str, Any]]:
     """``stepscope config check``: per config file (folders are searched for ``.yaml``),
     ``path``, ``kind``, ``framework``, ``fingerprint`` and ``findings`` (each naming the file,
     line and key; empty when the config passes)."""

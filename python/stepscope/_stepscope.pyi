@@ -1,5 +1,7 @@
 """Type stubs of the extension module (crates/stepscope-py)."""
 
+import os
+
 __version__: str
 
 class StepscopeError(Exception):
@@ -8,9 +10,30 @@ class StepscopeError(Exception):
 def run_cli(args: list[str]) -> int:
     """Runs ``stepscope ARGS…`` as the command line does; its exit code."""
 
-def analyze(args: list[str]) -> tuple[str, dict[str, bytes], int]:
-    """``stepscope analyze ARGS…``: the JSON document, every table as Parquet bytes, and the
-    exit code; raises ``StepscopeError`` when the command would fail."""
+def analyze(
+    paths: list[str],
+    *,
+    capture: str | os.PathLike[str] | None = None,
+    no_capture_folder: bool = False,
+    categories: str | os.PathLike[str] | None = None,
+    format: str | None = None,
+    allow_truncated: bool = False,
+    threads: int = 0,
+    range: str | None = None,
+    device: str | None = None,
+    fail_on_incomplete: bool = False,
+    strict: bool = False,
+    top: int = 10,
+    html: str | os.PathLike[str] | None = None,
+    csv: str | os.PathLike[str] | None = None,
+    perfetto: str | os.PathLike[str] | None = None,
+    parquet: str | os.PathLike[str] | None = None,
+    run_id: str | None = None,
+) -> tuple[str, dict[str, bytes], int]:
+    """``stepscope analyze`` from typed keyword arguments (no command line): the JSON
+    document, every table as Parquet bytes, and the exit code. A wrong type raises
+    ``TypeError``, an unusable value ``ValueError``, each naming the parameter; what the
+    command would fail on raises ``StepscopeError``."""
 
 def diff(args: list[str]) -> tuple[str, int]:
     """``stepscope diff ARGS…``: the JSON document and the exit code."""

@@ -23,7 +23,8 @@ from __future__ import annotations
 import glob
 import os
 import re
-from typing import Any, Iterable, Optional, Union
+from collections.abc import Iterable
+from typing import Any, Union
 
 from . import _stepscope
 from ._api import StepscopeError, _call, analyze
@@ -35,8 +36,7 @@ def _run_name(path: str, taken: set[str]) -> str:
     """A run id stem from the path's last name: letters, digits, `_` and `-`, unique."""
     base = os.path.basename(os.path.normpath(path)) or "run"
     for suffix in (".gz", ".zst", ".json", ".trace", ".pt"):
-        if base.endswith(suffix):
-            base = base[: -len(suffix)]
+        base = base.removesuffix(suffix)
     stem = re.sub(r"[^A-Za-z0-9_-]+", "-", base).strip("-") or "run"
     name, n = stem, 2
     while name in taken:
@@ -45,7 +45,7 @@ def _run_name(path: str, taken: set[str]) -> str:
     return name
 
 
-def plan(paths_or_globs: Union[PathLike, Iterable[PathLike]]) -> list[tuple[str, list[str]]]:
+def plan(paths_or_globs: PathLike | Iterable[PathLike]) -> list[tuple[str, list[str]]]:
     """The runs and their files, as :func:`analyze_fleet` would analyse them: each path or
     glob match a run, named from its last path component."""
     if isinstance(paths_or_globs, (str, os.PathLike)):
@@ -57,7 +57,8 @@ def plan(paths_or_globs: Union[PathLike, Iterable[PathLike]]) -> list[tuple[str,
         if not hits:
             raise StepscopeError(f"`{text}` matches no file or folder", "check the pattern")
         matched += hits
-    runs, taken = [], set()
+    runs: list[tuple[str, list[str]]] = []
+    taken: set[str] = set()
     for path in matched:
         runs.append((_run_name(path, taken), _call(_stepscope.find_traces, [path])))
     return runs
@@ -79,7 +80,7 @@ def _task(file: str, out: str, run_id: str, options: dict[str, Any]) -> dict[str
 
 
 def analyze_fleet(
-    paths_or_globs: Union[PathLike, Iterable[PathLike]],
+    paths_or_globs: PathLike | Iterable[PathLike],
     out: PathLike,
     *,
     progress: bool = True,
@@ -138,7 +139,7 @@ def _summary(run: str, results: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-def _bar(total: int, wanted: bool) -> Optional[Any]:
+def _bar(total: int, wanted: bool) -> Any | None:
     if not wanted:
         return None
     try:

@@ -10,9 +10,7 @@ import threading
 import time
 
 import pytest
-
 import stepscope
-
 from conftest import TRACES, corpus_dir
 
 # Small files of every other format the repository carries (its rpd2tracing JSON is among the
@@ -156,14 +154,74 @@ def test_errors_raise_with_the_commands_message_and_hint(tmp_path):
         stepscope.analyze(missing)
     assert str(missing) in error.value.message
     assert error.value.exit_code == 2
-    with pytest.raises(stepscope.StepscopeError) as error:
-        stepscope.analyze(TRACES / "kineto/docs/traces/before_fix_trace.json", device="XYZ")
-    assert "XYZ" in str(error.value)
     broken = tmp_path / "broken.json"
     broken.write_text('{"traceEvents": [')
     with pytest.raises(stepscope.StepscopeError) as error:
         stepscope.analyze(broken)
     assert "broken.json" in error.value.message
+
+
+SGLANG = TRACES / "tracelens/tests/traces/inference/sglang_decode/sglang_Qwen3-8B_decode.json.gz"
+
+
+@pytest.mark.parametrize(
+    "keywords, parameter",
+    [
+        ({"top": "5"}, "top"),
+        ({"strict": "yes"}, "strict"),
+        ({"threads": 1.5}, "threads"),
+        ({"html": 7}, "html"),
+        ({"device": 300}, "device"),
+        ({"run_id": ["a"]}, "run_id"),
+    ],
+)
+def test_a_keyword_of_the_wrong_type_is_a_type_error_naming_it(keywords, parameter):
+    # Typed all the way into Rust: no command line is built, so "5" is not read as 5.
+    with pytest.raises(TypeError) as error:
+        stepscope.analyze(SGLANG, **keywords)
+    assert f"'{parameter}'" in str(error.value), str(error.value)
+
+
+@pytest.mark.parametrize(
+    "keywords, says",
+    [
+        ({"device": "XYZ"}, ["device", "XYZ", "MI300X"]),
+        ({"format": "parquet"}, ["format", "parquet", "kineto-json"]),
+        ({"range": "("}, ["range", "regex"]),
+        ({"top": -1}, ["top", "-1"]),
+        ({"threads": -2}, ["threads", "-2"]),
+    ],
+)
+def test_a_value_that_cannot_be_used_is_a_value_error_naming_it(keywords, says):
+    with pytest.raises(ValueError) as error:
+        stepscope.analyze(SGLANG, **keywords)
+    for word in says:
+        assert word in str(error.value), str(error.value)
+
+
+def test_an_unknown_keyword_and_a_path_that_is_no_path_are_type_errors():
+    with pytest.raises(TypeError, match="no_such_option"):
+        stepscope.analyze(SGLANG, no_such_option=True)  # type: ignore[call-arg]
+    with pytest.raises(TypeError, match="paths"):
+        stepscope.analyze(42)  # type: ignore[arg-type]
+
+
+def test_keywords_reach_the_analysis_as_the_flags_do(cli, tmp_path):
+    # `format`, `range`, `device`, `top` and the outputs, against the command's own flags.
+    keywords = {"format": "kineto-json", "range": "^forward", "device": "H100", "top": 3}
+    result = stepscope.analyze(SGLANG, csv=tmp_path / "csv", perfetto=tmp_path / "p.json", **keywords)
+    flags = ["--format", "kineto-json", "--range", "^forward", "--device", "H100", "--top", "3"]
+    done = subprocess.run(
+        [cli, "analyze", str(SGLANG), "--json", "--no-progress", *flags],
+        capture_output=True, text=True, check=True,
+    )
+    document = json.loads(done.stdout)
+    for key in ("files",):
+        ours, theirs = result.document[key][0], document[key][0]
+        assert ours["breakdown"] == theirs["breakdown"]
+        assert ours["ranges"] == theirs["ranges"]
+        assert ours["efficiency"]["device"] == theirs["efficiency"]["device"]
+    assert (tmp_path / "csv").is_dir() and (tmp_path / "p.json").is_file()
 
 
 def test_the_gil_is_released_while_a_trace_is_read(tmp_path):
@@ -238,8 +296,9 @@ def _write_kineto(path, events):
         out.write('{"traceEvents": [\n')
         out.write(
             ",\n".join(
-                '{"ph": "X", "cat": "kernel", "name": "gemm_%d", "pid": 0, "tid": 7, "ts": %d, '
-                '"dur": 5, "args": {"correlation": %d, "device": 0, "stream": 7}}' % (i % 97, 1000 + 10 * i, i)
+                f'{{"ph": "X", "cat": "kernel", "name": "gemm_{i % 97}", "pid": 0, "tid": 7, '
+                f'"ts": {1000 + 10 * i}, "dur": 5, "args": {{"correlation": {i}, "device": 0, '
+                f'"stream": 7}}}}'
                 for i in range(events)
             )
         )

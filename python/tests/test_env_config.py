@@ -3,9 +3,7 @@
 import subprocess
 
 import pytest
-
 import stepscope
-
 from conftest import ROOT, TRACES
 
 

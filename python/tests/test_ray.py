@@ -6,13 +6,12 @@ import shutil
 import subprocess
 
 import pytest
-
 from conftest import TRACES
 
 ray = pytest.importorskip("ray")
 duckdb = pytest.importorskip("duckdb")
 
-import stepscope.ray  # noqa: E402  (after the skips: it needs ray only when called)
+import stepscope.ray
 
 RANKS = [
     "tracelens/tests/traces/inference/vllm_decode_full/graph_execution.json.gz",

@@ -1,15 +1,18 @@
 //! The extension module of the `stepscope` Python package (`stepscope._stepscope`): the
-//! command line, and `analyze` in-process. The Python side (`python/stepscope`) builds the
-//! arguments, wraps the results in objects and DataFrames, and raises
+//! command line, and `analyze` in-process from typed keyword arguments (mapped onto the
+//! application layer's request, as the command's flags are). The Python side
+//! (`python/stepscope`) wraps the results in objects and DataFrames, and raises
 //! `stepscope.StepscopeError` with the command's message and hint.
 //!
 //! Both calls release the GIL while they work: reading a trace takes seconds, and other
 //! Python threads (a notebook's, a Ray worker's) go on meanwhile.
 
-use pyo3::exceptions::PyException;
+use pyo3::exceptions::{PyException, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
 use std::ffi::OsString;
+use std::path::PathBuf;
+use stepscope::app::{AnalyzeRequest, Gate, Outputs, Reading, RequestError};
 
 pyo3::create_exception!(
     _stepscope,
@@ -29,22 +32,101 @@ fn run_cli(py: Python<'_>, args: Vec<String>) -> u8 {
     py.detach(|| stepscope::run_cli(argv))
 }
 
-/// `stepscope analyze ARGS…` in-process: `(json, {table: parquet bytes}, exit_code)`;
-/// raises `StepscopeError(message, hint, exit_code)` when the command would fail.
+/// `stepscope analyze` in-process, from typed keyword arguments (no command line is built
+/// or parsed): `(json, {table: parquet bytes}, exit_code)`. A value of the wrong type is a
+/// `TypeError` naming the parameter (pyo3's argument extraction); a value of the right type
+/// that cannot be used (an unknown device or format, a bad regex, a negative count) is a
+/// `ValueError` naming it; what the command would fail on raises
+/// `StepscopeError(message, hint, exit_code)`.
 #[pyfunction]
-fn analyze<'py>(py: Python<'py>, args: Vec<String>) -> PyResult<(String, Bound<'py, PyDict>, u8)> {
-    let argv: Vec<OsString> = args.into_iter().map(OsString::from).collect();
-    let result = py.detach(|| stepscope::api::analyze(&argv));
-    match result {
-        Ok(analysis) => {
-            let tables = PyDict::new(py);
-            for (name, bytes) in &analysis.tables {
-                tables.set_item(*name, PyBytes::new(py, bytes))?;
-            }
-            Ok((analysis.json, tables, analysis.exit_code))
-        }
-        Err(error) => Err(raise(error)),
+#[pyo3(signature = (
+    paths, *, capture=None, no_capture_folder=false, categories=None, format=None,
+    allow_truncated=false, threads=0, range=None, device=None, fail_on_incomplete=false,
+    strict=false, top=10, html=None, csv=None, perfetto=None, parquet=None, run_id=None
+))]
+#[expect(
+    clippy::too_many_arguments,
+    reason = "one Rust parameter per Python keyword argument: pyo3 checks each one's type and names it in the error"
+)]
+fn analyze<'py>(
+    py: Python<'py>,
+    paths: Vec<PathBuf>,
+    capture: Option<PathBuf>,
+    no_capture_folder: bool,
+    categories: Option<PathBuf>,
+    format: Option<String>,
+    allow_truncated: bool,
+    threads: i64,
+    range: Option<String>,
+    device: Option<String>,
+    fail_on_incomplete: bool,
+    strict: bool,
+    top: i64,
+    html: Option<PathBuf>,
+    csv: Option<PathBuf>,
+    perfetto: Option<PathBuf>,
+    parquet: Option<PathBuf>,
+    run_id: Option<String>,
+) -> PyResult<(String, Bound<'py, PyDict>, u8)> {
+    let request = AnalyzeRequest {
+        inputs: paths,
+        capture,
+        capture_folders: !no_capture_folder,
+        reading: Reading {
+            categories,
+            allow_truncated,
+            format: format
+                .as_deref()
+                .map(RequestError::format)
+                .transpose()
+                .map_err(value_error)?
+                .flatten(),
+            threads: count("threads", threads)?,
+        },
+        range: range
+            .as_deref()
+            .map(RequestError::range)
+            .transpose()
+            .map_err(value_error)?,
+        device: device
+            .as_deref()
+            .map(RequestError::device)
+            .transpose()
+            .map_err(value_error)?,
+        gate: match (strict, fail_on_incomplete) {
+            (true, _) => Gate::Strict,
+            (false, true) => Gate::FailOnIncomplete,
+            (false, false) => Gate::Report,
+        },
+        outputs: Outputs {
+            csv,
+            perfetto,
+            html,
+            parquet,
+            run_id,
+        },
+        top: count("top", top)?,
+    };
+    let analysis = py
+        .detach(|| stepscope::api::analyze(request))
+        .map_err(raise)?;
+    let tables = PyDict::new(py);
+    for (name, bytes) in &analysis.tables {
+        tables.set_item(*name, PyBytes::new(py, bytes))?;
     }
+    Ok((analysis.json, tables, analysis.exit_code))
+}
+
+/// A count a caller gave (`top`, `threads`): 0 or more.
+fn count(parameter: &str, value: i64) -> PyResult<usize> {
+    usize::try_from(value)
+        .map_err(|_| PyValueError::new_err(format!("{parameter}: must be 0 or more, got {value}")))
+}
+
+/// A value of the right type that cannot be used, as Python's `ValueError` naming the
+/// parameter, its value and the choices.
+fn value_error(error: RequestError) -> PyErr {
+    PyValueError::new_err(error.to_string())
 }
 
 /// `stepscope diff ARGS…` in-process: `(json, exit_code)`.

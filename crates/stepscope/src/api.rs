@@ -3,8 +3,9 @@
 //! as Parquet files in memory. Both come from the same arguments the command takes and the
 //! same code, so a notebook and a pipeline can never disagree.
 
+use crate::app::AnalyzeRequest;
 use crate::commands::analyze::{
-    AnalyzeArgs, AnalyzeSettings, Documented, documented, outcome, write_files,
+    AnalyzeSettings, Documented, View, documented, outcome, write_files,
 };
 use clap::{Args, FromArgMatches};
 use std::ffi::OsString;
@@ -66,17 +67,17 @@ fn parse<A: Args + FromArgMatches>(
         })
 }
 
-/// Runs `stepscope analyze ARGS` (without the word `analyze`) in this process: every file
-/// read and analysed, `--html`, `--csv` and `--parquet` written where given, nothing printed
-/// on stdout (errors about single files still go to stderr, as the command says them).
+/// Runs what `stepscope analyze` runs for `request`, in this process: every file read and
+/// analysed, the HTML page, CSV, Perfetto and Parquet outputs written where asked, nothing
+/// printed on stdout.
 ///
 /// # Errors
 ///
-/// Bad arguments, no file that could be read, or an output that could not be written: the
-/// command's message and hint, with its exit code.
-pub fn analyze(args: &[OsString]) -> Result<Analysis, ApiError> {
-    let parsed: AnalyzeArgs = parse("stepscope analyze", args)?;
-    let mut settings = AnalyzeSettings::resolve(parsed).map_err(|e| ApiError::new(&e, 2))?;
+/// An input that cannot be found, no file that could be read, or an output that could not
+/// be written: the message and hint the command gives, with its exit code.
+pub fn analyze(request: AnalyzeRequest) -> Result<Analysis, ApiError> {
+    let view = View::default();
+    let mut settings = AnalyzeSettings::resolve(request, view).map_err(|e| ApiError::new(&e, 2))?;
     settings.keep_replays = true;
     let (document, export_failure) = match documented(&settings) {
         Ok(Documented::Read(document, export_failure)) => (document, export_failure),

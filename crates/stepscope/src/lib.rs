@@ -5,6 +5,7 @@
 //! (the Python package) the documents the commands write.
 
 pub mod api;
+pub mod app;
 mod cli;
 mod commands;
 mod output;

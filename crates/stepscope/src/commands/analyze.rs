@@ -9,6 +9,7 @@ use super::outputs::{Output, OutputKind, refuse_overwrites};
 use super::progress::{ReadProgress, RunProgress};
 use super::read_args::{CategoryTable, ReadArgs};
 use crate::Outcome;
+use crate::app::{AnalyzeRequest, Gate, Outputs};
 use crate::cli::ColorChoice;
 use crate::output;
 use clap::Args;
@@ -20,7 +21,7 @@ use stepscope_analysis::combine::{
 };
 use stepscope_analysis::diff::untrusted_stages;
 use stepscope_analysis::passes::capture_graphs::{CapturedGraph, captured_graphs};
-use stepscope_analysis::passes::efficiency::devices::{DEVICES, DevicePeaks, device_by_flag};
+use stepscope_analysis::passes::efficiency::devices::DevicePeaks;
 use stepscope_analysis::passes::ranges::{RangeBreakdown, RangePattern};
 use stepscope_analysis::passes::replay_coverage::{CoverageTotals, Verdict};
 use stepscope_analysis::passes::stage_breakdown::{StageBreakdown, StageKey};
@@ -108,8 +109,91 @@ impl AnalyzeSettings {
         }
     }
 
-    /// Resolves arguments; every field is destructured so a new flag cannot be ignored.
-    pub fn resolve(args: AnalyzeArgs) -> anyhow::Result<Self> {
+    /// Resolves a request: inputs found, captures loaded, outputs checked; every field is
+    /// destructured so a new option cannot be ignored.
+    ///
+    /// # Errors
+    ///
+    /// An input that does not exist, a folder without traces, a category table or capture
+    /// that cannot be read, an output that would write over an input, a bad run id.
+    pub fn resolve(request: AnalyzeRequest, view: View) -> anyhow::Result<Self> {
+        let AnalyzeRequest {
+            inputs,
+            capture,
+            capture_folders,
+            reading,
+            range,
+            device,
+            gate,
+            outputs,
+            top,
+        } = request;
+        let Outputs {
+            csv,
+            perfetto,
+            html,
+            parquet,
+            run_id,
+        } = outputs;
+        let categories_path = reading.categories.clone();
+        let (read, categories) = reading.resolve()?;
+        let capture_path = capture;
+        let source = CaptureSource::of(capture_path.is_some(), !capture_folders);
+        let (files, captures, input_notes) =
+            inputs_and_captures(&inputs, &capture_path, source, &read)?;
+        one_file_for_perfetto(perfetto.as_deref(), files.len())?;
+        let found_captures: Vec<PathBuf> = captures.iter().map(|c| c.path.clone()).collect();
+        let outputs = [
+            html.as_deref().map(|p| Output::file("--html", p)),
+            perfetto.as_deref().map(|p| Output::file("--perfetto", p)),
+            csv.as_deref().map(|p| Output::folder("--csv", p)),
+            parquet.as_deref().map(|p| Output::folder("--parquet", p)),
+        ];
+        let others = [&capture_path, &categories_path];
+        let others = others.into_iter().flatten().chain(&found_captures);
+        check_outputs(&outputs, &files, others)?;
+        let parquet = dataset::resolve(parquet, run_id, files.len())?;
+        Ok(AnalyzeSettings {
+            files,
+            json: view.json,
+            csv,
+            perfetto,
+            html,
+            keep_replays: parquet.is_some(),
+            parquet,
+            fail_on_incomplete: gate != Gate::Report,
+            strict: gate == Gate::Strict,
+            captures,
+            input_notes,
+            categories,
+            range,
+            device,
+            read,
+            top,
+            wide: view.wide,
+            color: view.color,
+            progress: view.progress,
+        })
+    }
+}
+
+/// How the command shows its result: the part of its flags no analysis depends on.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct View {
+    /// JSON instead of tables.
+    pub json: bool,
+    /// Whole kernel names in the terminal.
+    pub wide: bool,
+    /// Colour.
+    pub color: bool,
+    /// Progress bar.
+    pub progress: bool,
+}
+
+impl AnalyzeArgs {
+    /// The request and the view the flags say; every field is destructured so a new flag
+    /// cannot be ignored.
+    pub fn request(self) -> (AnalyzeRequest, View) {
         let AnalyzeArgs {
             inputs,
             json,
@@ -129,46 +213,36 @@ impl AnalyzeSettings {
             color,
             wide,
             no_progress,
-        } = args;
-        let categories_path = reading.categories.clone();
-        let (read, categories) = reading.resolve()?;
-        let capture_path = capture;
-        let source = CaptureSource::of(capture_path.is_some(), no_capture_folder);
-        let (files, captures, input_notes) =
-            inputs_and_captures(&inputs, &capture_path, source, &read)?;
-        one_file_for_perfetto(perfetto.as_deref(), files.len())?;
-        let found_captures: Vec<PathBuf> = captures.iter().map(|c| c.path.clone()).collect();
-        let outputs = [
-            html.as_deref().map(|p| Output::file("--html", p)),
-            perfetto.as_deref().map(|p| Output::file("--perfetto", p)),
-            csv.as_deref().map(|p| Output::folder("--csv", p)),
-            parquet.as_deref().map(|p| Output::folder("--parquet", p)),
-        ];
-        let others = [&capture_path, &categories_path];
-        let others = others.into_iter().flatten().chain(&found_captures);
-        check_outputs(&outputs, &files, others)?;
-        let parquet = dataset::resolve(parquet, run_id, files.len())?;
-        Ok(AnalyzeSettings {
-            files,
-            json,
-            csv,
-            perfetto,
-            html,
-            keep_replays: parquet.is_some(),
-            parquet,
-            fail_on_incomplete: fail_on_incomplete || strict,
-            strict,
-            captures,
-            input_notes,
-            categories,
+        } = self;
+        let gate = match (strict, fail_on_incomplete) {
+            (true, _) => Gate::Strict,
+            (false, true) => Gate::FailOnIncomplete,
+            (false, false) => Gate::Report,
+        };
+        let request = AnalyzeRequest {
+            inputs,
+            capture,
+            capture_folders: !no_capture_folder,
+            reading: reading.reading(),
             range,
             device,
-            read,
+            gate,
+            outputs: Outputs {
+                csv,
+                perfetto,
+                html,
+                parquet,
+                run_id,
+            },
             top,
+        };
+        let view = View {
+            json,
             wide,
             color: output::use_color(color),
             progress: !no_progress,
-        })
+        };
+        (request, view)
     }
 }
 
@@ -647,7 +721,8 @@ pub fn outcome(document: &Document, settings: &AnalyzeSettings) -> Outcome {
 
 /// `stepscope analyze`.
 pub fn run(args: AnalyzeArgs) -> anyhow::Result<Outcome> {
-    let settings = match AnalyzeSettings::resolve(args) {
+    let (request, view) = args.request();
+    let settings = match AnalyzeSettings::resolve(request, view) {
         Ok(settings) => settings,
         Err(error) => {
             output::print_error(&error);
@@ -776,18 +851,10 @@ pub struct AnalyzeArgs {
 
 /// A `--device` name, or the names there are.
 fn parse_device(text: &str) -> Result<&'static DevicePeaks, String> {
-    device_by_flag(text).ok_or_else(|| {
-        let names: Vec<&str> = DEVICES.iter().map(|d| d.name).collect();
-        format!(
-            "no peaks for this device\nhint: one of {}",
-            names.join(", ")
-        )
-    })
+    crate::app::RequestError::device(text).map_err(|e| e.message)
 }
 
 /// A `--range` pattern, or what is wrong with it.
 fn parse_range(text: &str) -> Result<RangePattern, String> {
-    RangePattern::new(text).map_err(|e| {
-        format!("not a valid regex: {e}\nhint: Rust `regex` syntax; `(?i)` makes it case-insensitive, `^step` anchors it")
-    })
+    crate::app::RequestError::range(text).map_err(|e| e.message)
 }

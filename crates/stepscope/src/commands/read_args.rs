@@ -1,11 +1,10 @@
 //! The flags every command that reads traces shares (`analyze`, `diff`): how files are
 //! read and how kernels are categorised.
 
-use anyhow::Context;
+pub use crate::app::CategoryTable;
+use crate::app::Reading;
 use clap::Args;
-use std::borrow::Cow;
-use std::path::{Path, PathBuf};
-use stepscope_analysis::passes::kernel_categories::KernelCategories;
+use std::path::PathBuf;
 use stepscope_ingest::{ReadOptions, TraceFormat};
 
 /// How to read trace files.
@@ -31,62 +30,31 @@ pub struct ReadArgs {
 }
 
 impl ReadArgs {
-    /// The reader settings and the category table; every field is destructured so a new
-    /// flag cannot be ignored.
-    ///
-    /// # Errors
-    ///
-    /// A `--categories` file that cannot be read or parsed.
-    pub fn resolve(self) -> anyhow::Result<(ReadOptions, CategoryTable)> {
+    /// The request's reading part; every field is destructured so a new flag cannot be
+    /// ignored.
+    pub fn reading(self) -> Reading {
         let ReadArgs {
             categories,
             allow_truncated,
             format,
             threads,
         } = self;
-        let read = ReadOptions::default()
-            .with_format(format.format())
-            .with_allow_truncated(allow_truncated)
-            .with_threads(threads);
-        let categories = match categories {
-            Some(path) => CategoryTable::File(load_categories(&path)?),
-            None => CategoryTable::builtin_warming(),
-        };
-        Ok((read, categories))
-    }
-}
-
-/// The kernel category table to analyse with.
-#[derive(Debug, Clone)]
-pub enum CategoryTable {
-    /// The built-in table, compiled once per process when first used (56 M instructions,
-    /// callgrind).
-    Builtin,
-    /// A `--categories` file, compiled when given, so a broken one fails before any reading.
-    File(KernelCategories),
-}
-
-impl CategoryTable {
-    /// The built-in table, compiling on another thread meanwhile: it is ready when the
-    /// first trace has been read, instead of delaying the start of the read.
-    pub fn builtin_warming() -> Self {
-        std::thread::spawn(|| drop(KernelCategories::embedded()));
-        CategoryTable::Builtin
-    }
-
-    /// The compiled table (waiting for the built-in one if it is still compiling).
-    pub fn table(&self) -> Cow<'_, KernelCategories> {
-        match self {
-            CategoryTable::Builtin => Cow::Owned(KernelCategories::embedded()),
-            CategoryTable::File(table) => Cow::Borrowed(table),
+        Reading {
+            categories,
+            allow_truncated,
+            format: format.format(),
+            threads,
         }
     }
-}
 
-fn load_categories(path: &Path) -> anyhow::Result<KernelCategories> {
-    let text = fs_err::read_to_string(path)?;
-    KernelCategories::from_toml(&text)
-        .with_context(|| format!("Failed to load the category table `{}`", path.display()))
+    /// The reader settings and the category table ([`Reading::resolve`]).
+    ///
+    /// # Errors
+    ///
+    /// A `--categories` file that cannot be read or parsed.
+    pub fn resolve(self) -> anyhow::Result<(ReadOptions, CategoryTable)> {
+        self.reading().resolve()
+    }
 }
 
 /// `--format`: a reader to force, or `auto` (`None`).

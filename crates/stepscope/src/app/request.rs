@@ -1,0 +1,246 @@
+//! [`AnalyzeRequest`]: the inputs, how to read them, what to break down, which gate, and
+//! which files to write.
+
+use anyhow::Context;
+use std::borrow::Cow;
+use std::path::{Path, PathBuf};
+use stepscope_analysis::passes::efficiency::devices::{DEVICES, DevicePeaks, device_by_flag};
+use stepscope_analysis::passes::kernel_categories::KernelCategories;
+use stepscope_analysis::passes::ranges::RangePattern;
+use stepscope_ingest::{ReadOptions, TraceFormat};
+
+/// Everything `analyze` is asked to do, as values (what the flags of `stepscope analyze`
+/// and the keyword arguments of `stepscope.analyze` both become).
+#[derive(Debug, Clone)]
+pub struct AnalyzeRequest {
+    /// Trace files or folders of them (several files are the ranks of one run).
+    pub inputs: Vec<PathBuf>,
+    /// A capture trace giving every file's graph sizes.
+    pub capture: Option<PathBuf>,
+    /// Read the `capture_traces/` folders beside the traces and in searched folders.
+    pub capture_folders: bool,
+    /// How to read the files.
+    pub reading: Reading,
+    /// Annotation names to break down, by regex.
+    pub range: Option<RangePattern>,
+    /// The device whose peaks the rooflines use (else the one the trace names).
+    pub device: Option<&'static DevicePeaks>,
+    /// Which verdicts fail.
+    pub gate: Gate,
+    /// Files to write besides the result.
+    pub outputs: Outputs,
+    /// Kernels listed per stage.
+    pub top: usize,
+}
+
+impl AnalyzeRequest {
+    /// `inputs` with every default: capture folders read, built-in categories, formats
+    /// sniffed, no gate, nothing written, 10 kernels per stage.
+    pub fn new(inputs: Vec<PathBuf>) -> Self {
+        AnalyzeRequest {
+            inputs,
+            capture: None,
+            capture_folders: true,
+            reading: Reading::default(),
+            range: None,
+            device: None,
+            gate: Gate::Report,
+            outputs: Outputs::default(),
+            top: 10,
+        }
+    }
+}
+
+/// How to read trace files.
+#[derive(Debug, Clone, Default)]
+pub struct Reading {
+    /// A kernel category table (TOML) replacing the built-in one.
+    pub categories: Option<PathBuf>,
+    /// Analyse the events before a break in a truncated or corrupt file (marked partial).
+    pub allow_truncated: bool,
+    /// The reader to use for every file; `None`: sniffed from each file's content.
+    pub format: Option<TraceFormat>,
+    /// Parse threads (0: all cores).
+    pub threads: usize,
+}
+
+impl Reading {
+    /// The reader settings and the category table; every field is destructured so a new
+    /// option cannot be ignored.
+    ///
+    /// # Errors
+    ///
+    /// A category table that cannot be read or parsed.
+    pub fn resolve(self) -> anyhow::Result<(ReadOptions, CategoryTable)> {
+        let Reading {
+            categories,
+            allow_truncated,
+            format,
+            threads,
+        } = self;
+        let read = ReadOptions::default()
+            .with_format(format)
+            .with_allow_truncated(allow_truncated)
+            .with_threads(threads);
+        let categories = match categories {
+            Some(path) => CategoryTable::File(load_categories(&path)?),
+            None => CategoryTable::builtin_warming(),
+        };
+        Ok((read, categories))
+    }
+}
+
+/// Which verdicts make the run fail (exit 3).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Gate {
+    /// None: the verdict is reported (unreadable inputs still fail).
+    #[default]
+    Report,
+    /// Short, empty, damaged or mistimed replays, a partial read, an unavailable verdict.
+    FailOnIncomplete,
+    /// Those, sizes that rest on one replay alone, and data the verdict could not check.
+    Strict,
+}
+
+/// Files to write besides the result.
+#[derive(Debug, Clone, Default)]
+pub struct Outputs {
+    /// One CSV per table into this folder.
+    pub csv: Option<PathBuf>,
+    /// The analysed trace as a Chrome-trace JSON (one input file).
+    pub perfetto: Option<PathBuf>,
+    /// The report as one self-contained HTML page.
+    pub html: Option<PathBuf>,
+    /// The tables as a Parquet dataset in this folder.
+    pub parquet: Option<PathBuf>,
+    /// The run's id in the Parquet dataset (a new one when `None`).
+    pub run_id: Option<String>,
+}
+
+/// A value a caller gave that cannot be used: which option, and why (with the fix).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RequestError {
+    /// The option, as the caller named it (`device`, `range`, `format`).
+    pub option: &'static str,
+    /// The value given.
+    pub value: String,
+    /// What is wrong and what to give instead.
+    pub message: String,
+}
+
+impl std::fmt::Display for RequestError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} `{}`: {}", self.option, self.value, self.message)
+    }
+}
+
+impl std::error::Error for RequestError {}
+
+impl RequestError {
+    /// The peaks of the device named `name`.
+    ///
+    /// # Errors
+    ///
+    /// No device of that name: the names there are.
+    pub fn device(name: &str) -> Result<&'static DevicePeaks, RequestError> {
+        device_by_flag(name).ok_or_else(|| {
+            let names: Vec<&str> = DEVICES.iter().map(|d| d.name).collect();
+            RequestError {
+                option: "device",
+                value: name.to_owned(),
+                message: format!(
+                    "no peaks for this device\nhint: one of {}",
+                    names.join(", ")
+                ),
+            }
+        })
+    }
+
+    /// The annotation pattern `regex`.
+    ///
+    /// # Errors
+    ///
+    /// Not a valid regex: why, and the syntax.
+    pub fn range(regex: &str) -> Result<RangePattern, RequestError> {
+        RangePattern::new(regex).map_err(|e| RequestError {
+            option: "range",
+            value: regex.to_owned(),
+            message: format!(
+                "not a valid regex: {e}\nhint: Rust `regex` syntax; `(?i)` makes it case-insensitive, `^step` anchors it"
+            ),
+        })
+    }
+
+    /// The reader named `name` (`auto`: `None`, sniffed per file).
+    ///
+    /// # Errors
+    ///
+    /// No reader of that name: the names there are.
+    pub fn format(name: &str) -> Result<Option<TraceFormat>, RequestError> {
+        if name == "auto" {
+            return Ok(None);
+        }
+        TraceFormat::from_name(name).map(Some).ok_or_else(|| {
+            let names: Vec<&str> = TraceFormat::ALL.iter().map(|f| f.name()).collect();
+            RequestError {
+                option: "format",
+                value: name.to_owned(),
+                message: format!(
+                    "no reader of this name\nhint: `auto` (sniffed per file) or one of {}",
+                    names.join(", ")
+                ),
+            }
+        })
+    }
+}
+
+/// The kernel category table to analyse with.
+#[derive(Debug, Clone)]
+pub enum CategoryTable {
+    /// The built-in table, compiled once per process when first used (56 M instructions,
+    /// callgrind).
+    Builtin,
+    /// A table file, compiled when given, so a broken one fails before any reading.
+    File(KernelCategories),
+}
+
+impl CategoryTable {
+    /// The built-in table, compiling on another thread meanwhile: it is ready when the
+    /// first trace has been read, instead of delaying the start of the read.
+    pub fn builtin_warming() -> Self {
+        std::thread::spawn(|| drop(KernelCategories::embedded()));
+        CategoryTable::Builtin
+    }
+
+    /// The compiled table (waiting for the built-in one if it is still compiling).
+    pub fn table(&self) -> Cow<'_, KernelCategories> {
+        match self {
+            CategoryTable::Builtin => Cow::Owned(KernelCategories::embedded()),
+            CategoryTable::File(table) => Cow::Borrowed(table),
+        }
+    }
+}
+
+fn load_categories(path: &Path) -> anyhow::Result<KernelCategories> {
+    let text = fs_err::read_to_string(path)?;
+    KernelCategories::from_toml(&text)
+        .with_context(|| format!("Failed to load the category table `{}`", path.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_that_are_no_device_range_or_format_say_which_option_and_the_choices() {
+        let device = RequestError::device("MI999").unwrap_err();
+        assert_eq!(device.option, "device");
+        assert!(device.message.contains("MI300X"), "{device}");
+        let range = RequestError::range("(").unwrap_err();
+        assert_eq!(range.option, "range");
+        let format = RequestError::format("parquet").unwrap_err();
+        assert!(format.message.contains("kineto-json"), "{format}");
+        assert_eq!(RequestError::format("auto"), Ok(None));
+        assert!(RequestError::device("mi300x").is_ok());
+    }
+}
