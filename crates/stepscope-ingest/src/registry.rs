@@ -245,13 +245,14 @@ impl TraceReader for RocprofJsonReader {
 
     fn read(
         inputs: &[Input<'_>],
-        _options: &ReadOptions,
+        options: &ReadOptions,
         builder: &mut TraceBuilder,
     ) -> Result<(), IngestError> {
         let input = first_input(inputs)?;
+        let allow_truncated = options.allow_truncated;
         match input.path {
-            Some(path) => rocprof_json::read_file(path, input.bytes, builder),
-            None => rocprof_json::read(input.bytes, builder),
+            Some(path) => rocprof_json::read_file(path, (input.bytes, allow_truncated), builder),
+            None => rocprof_json::read(input.bytes, allow_truncated, builder),
         }
     }
 }

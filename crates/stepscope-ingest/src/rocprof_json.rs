@@ -162,21 +162,55 @@ struct CopyRecord {
 /// place some errors one byte apart (a slice's before the value, a reader's after its first
 /// byte), and the same bytes must give the same error whether they come from a file or from
 /// memory (an inflated `.json.gz`).
-pub fn read(bytes: &[u8], builder: &mut TraceBuilder) -> Result<(), IngestError> {
-    let document = serde_json::from_reader(bytes).map_err(|e| json_error(bytes, &e))?;
-    read_document(&document, builder);
-    Ok(())
+pub fn read(
+    bytes: &[u8],
+    allow_truncated: bool,
+    builder: &mut TraceBuilder,
+) -> Result<(), IngestError> {
+    let parsed = serde_json::from_reader(bytes);
+    finish(parsed, (bytes, allow_truncated), builder)
 }
 
 /// Reads a rocprofv3 JSON file through a buffer (the document never sits in memory as text,
-/// only as its records); `bytes` are the file's, for the offset of an error.
+/// only as its records); `bytes` are the file's, for the offset of an error and for what a
+/// break leaves.
 pub(crate) fn read_file(
     path: &std::path::Path,
-    bytes: &[u8],
+    (bytes, allow_truncated): (&[u8], bool),
     builder: &mut TraceBuilder,
 ) -> Result<(), IngestError> {
     let source = crate::common::open_buffered(path)?;
-    let document = serde_json::from_reader(source).map_err(|e| json_error(bytes, &e))?;
+    let parsed = serde_json::from_reader(source);
+    finish(parsed, (bytes, allow_truncated), builder)
+}
+
+/// The document read, or — with `allow_truncated`, after a break — the records complete
+/// before it (the import marked partial at the break's byte); else the break's error.
+fn finish(
+    parsed: Result<Document, serde_json::Error>,
+    (bytes, allow_truncated): (&[u8], bool),
+    builder: &mut TraceBuilder,
+) -> Result<(), IngestError> {
+    let error = match parsed {
+        Ok(document) => {
+            read_document(&document, builder);
+            return Ok(());
+        }
+        Err(error) => error,
+    };
+    let failure = json_error(bytes, &error);
+    let IngestError::Json { offset, .. } = failure else {
+        return Err(failure);
+    };
+    let offset_end = usize::try_from(offset).map_or(bytes.len(), |o| o.min(bytes.len()));
+    let salvaged = allow_truncated
+        .then(|| crate::common::close_truncated_json(&bytes[..offset_end]))
+        .flatten()
+        .and_then(|closed| serde_json::from_slice::<Document>(&closed).ok());
+    let Some(document) = salvaged else {
+        return Err(failure);
+    };
+    crate::common::mark_truncated(builder, offset);
     read_document(&document, builder);
     Ok(())
 }

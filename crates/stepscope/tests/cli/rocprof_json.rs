@@ -68,3 +68,49 @@ fn the_sample_without_hip_records_is_unavailable_and_says_how_to_record() {
     ]);
     gated.expect_code(3);
 }
+
+#[test]
+fn a_cut_rocprofv3_json_is_an_error_and_with_allow_truncated_a_partial_read() {
+    // rocprofv3 writes its JSON at exit: a file copied while it was written breaks off.
+    // Without --allow-truncated that is an error naming the break; with it, the records
+    // whole before the break are analysed and the result is marked partial.
+    let dir = tempdir();
+    let doc = rocprof_json_from_kineto(&trace(VLLM_PIECEWISE), &[]);
+    let text = serde_json::to_vec_pretty(&doc).expect("json");
+    let cut = dir.path().join("cut_results.json");
+    std::fs::write(&cut, &text[..text.len() * 3 / 4]).expect("write");
+    let refused = stepscope([arg(Path::new("analyze")), arg(&cut)]);
+    refused.expect_code(2);
+    assert!(
+        refused.stderr.contains("--allow-truncated"),
+        "{}",
+        refused.stderr
+    );
+    let run = stepscope([
+        arg(Path::new("analyze")),
+        arg(&cut),
+        arg(Path::new("--allow-truncated")),
+        arg(Path::new("--json")),
+        arg(Path::new("--no-progress")),
+    ]);
+    run.expect_code(0);
+    let document = run.json();
+    assert_eq!(document["partial"], true, "{}", run.stderr);
+    let file = &document["files"][0];
+    let kernels = file["events"]["kernels"].as_u64().expect("kernels");
+    assert!(kernels > 0, "the whole records before the break are read");
+    let whole = dir.path().join("whole_results.json");
+    std::fs::write(&whole, &text).expect("write");
+    let all = crate::common::analyzed_file(&whole)["events"]["kernels"]
+        .as_u64()
+        .expect("kernels");
+    assert!(kernels <= all, "{kernels} of {all}");
+    // With the gate, a partial read fails it.
+    let gated = stepscope([
+        arg(Path::new("analyze")),
+        arg(&cut),
+        arg(Path::new("--allow-truncated")),
+        arg(Path::new("--fail-on-incomplete")),
+    ]);
+    gated.expect_code(3);
+}
