@@ -101,7 +101,7 @@ pub enum IngestError {
     },
     /// The content matches no known format.
     #[error(
-        "`{}` is not a format stepscope reads{}\nhint: stepscope reads PyTorch profiler (Kineto) Chrome-trace JSON (`.json`, `.json.gz`, `.json.zst`), rocprofv3 CSV tables (`*kernel_trace.csv` with the run's `*hip_api_trace.csv` beside it), rocmProfileData databases (`.rpd`) and Nsight Systems SQLite exports (`nsys export --type sqlite`)",
+        "`{}` is not a format stepscope reads{}\nhint: {READS}",
         path.as_deref().map_or_else(|| "input".into(), |p| p.display().to_string()),
         recognised.map(|what| format!(" yet (it looks like {what})")).unwrap_or_default()
     )]
@@ -113,6 +113,9 @@ pub enum IngestError {
     },
 }
 
+/// Every format stepscope reads, for hints.
+const READS: &str = "stepscope reads PyTorch profiler (Kineto) Chrome-trace JSON (`.json`, `.json.gz`, `.json.zst`), rocprofv3's SQLite database (`<pid>_results.db`), CSV tables (`*kernel_trace.csv` with the run's `*hip_api_trace.csv` beside it) and JSON (`<pid>_results.json`), rocmProfileData databases (`.rpd`) and their rpd2tracing JSON, and Nsight Systems SQLite exports (`nsys export --type sqlite`)";
+
 /// `` `path` `` or, without a file, `input`.
 fn file_label(path: Option<&Path>) -> String {
     path.map_or_else(|| "input".to_owned(), |p| format!("`{}`", p.display()))
@@ -120,10 +123,14 @@ fn file_label(path: Option<&Path>) -> String {
 
 fn json_message(path: Option<&Path>, offset: u64, message: &str, truncated: bool) -> String {
     let file = file_label(path);
-    let hint = if truncated {
-        "the file is truncated (was the profiler stopped while writing?); `--allow-truncated` analyses the events before the break"
+    let hint = if offset <= 1 && !truncated {
+        // Broken at its first byte: nothing before the break, so no trace to salvage.
+        format!("the file does not begin as a trace; is it one? {READS}")
+    } else if truncated {
+        "the file is truncated (was the profiler stopped while writing?); `--allow-truncated` analyses the events before the break".to_owned()
     } else {
         "the file is corrupt at that point; `--allow-truncated` analyses the events before it"
+            .to_owned()
     };
     format!("{file} is not valid trace JSON at byte {offset}: {message}\nhint: {hint}")
 }

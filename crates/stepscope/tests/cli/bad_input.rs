@@ -333,3 +333,31 @@ fn an_unknown_category_on_a_replay_kernel_is_counted_and_fails_the_gate() {
         assert_eq!(file["replay_coverage"]["verdict"], "damaged");
     }
 }
+
+#[test]
+fn a_file_that_is_no_trace_is_not_offered_allow_truncated_and_every_format_is_named() {
+    // A TOML file begins `[` and breaks at its second byte: there is nothing before the break
+    // to analyse, so `--allow-truncated` is no fix; the hint asks whether it is a trace and
+    // names every format stepscope reads, as the hint for an unknown format does.
+    let dir = tempdir();
+    let toml = dir.path().join("Cargo.json");
+    std::fs::write(&toml, "[workspace]\nmembers = [\"crates/*\"]\n").expect("write");
+    let text = dir.path().join("notes.json");
+    std::fs::write(&text, "hello world\n").expect("write");
+    for path in [toml, text] {
+        let run = stepscope([arg(Path::new("analyze")), arg(&path)]);
+        run.expect_code(2);
+        assert!(!run.stderr.contains("--allow-truncated"), "{}", run.stderr);
+        for format in [
+            "Kineto",
+            "rocprofv3's SQLite database",
+            "CSV tables",
+            "`<pid>_results.json`",
+            "rocmProfileData",
+            "rpd2tracing",
+            "Nsight Systems",
+        ] {
+            assert!(run.stderr.contains(format), "{format}: {}", run.stderr);
+        }
+    }
+}
