@@ -566,8 +566,49 @@ pub enum PromptFormat {
     Text,
 }
 
+/// `bench`'s line in its parent's command list.
+const ABOUT: &str = "Load a server and measure TTFT, TPOT, ITL, E2E latency and throughput";
+
+/// `bench --help`: each paragraph is one line, wrapped to the terminal's width.
+const LONG_ABOUT: &str = "\
+Load an OpenAI-compatible server (vLLM, SGLang, ATOM) with streaming requests and measure \
+TTFT, TPOT, ITL, E2E latency and throughput as `vllm bench serve` defines them.
+
+Sends --num-prompts requests to /v1/completions (/v1/chat/completions with --api chat) \
+with stream, ignore_eos and max_tokens = --output-len, at a fixed concurrency (a request \
+starts when one finishes) or at Poisson arrivals (--request-rate). Prompts are --input-len \
+random token ids from --seed, or words of a local tokenizer.json. Output tokens are \
+counted from the stream (the token ids vLLM lists with return_token_ids, else chunks with \
+text); the server's usage is checked against the count, never used for it. Percentiles: \
+numpy's linear method.
+
+Prints a table on stdout; --json writes every request's timings and the summary. Failed \
+requests are counted by reason (http_status, connect, closed_stream, timeout, bad_sse, \
+server_error, no_tokens, bad_response) and never hang the run. Ctrl-C, SIGTERM or SIGHUP \
+stops it: what was measured is printed and saved, marked partial.
+
+Exit codes: 0 the run ended with at least one completed request (other failures \
+included: read the table); 2 bad flags, a length beyond its bound, an unwritable or input \
+--json path, an unreadable tokenizer, no model found, a failed first request, or no \
+measured request completed (the table and JSON are written first); 130/143/129 stopped by \
+SIGINT/SIGTERM/SIGHUP; 1 internal error.
+
+EXAMPLES:
+  stepscope bench --url http://127.0.0.1:8000 --model Qwen/Qwen3-8B \\
+      --concurrency 64 --input-len 1024 --output-len 1024 --num-prompts 512 \\
+      --warmup 8 --json out.json
+  # Poisson arrivals
+  stepscope bench --model M --request-rate 4 --num-prompts 200
+  # ids below its vocabulary
+  stepscope bench --model M --tokenizer tokenizer.json
+  # chat, text prompts
+  stepscope bench --model M --api chat --tokenizer tokenizer.json
+  # JSON on stdout, the table on stderr
+  stepscope bench --model M --json - > run.json";
+
 /// Arguments of `bench`.
 #[derive(Debug, Args)]
+#[command(about = ABOUT, long_about = LONG_ABOUT)]
 pub struct BenchArgs {
     /// Base URL of the server (http only); the OpenAI form ending in `/v1` works too
     /// [default: the --config server's port on 127.0.0.1, else http://127.0.0.1:8000].

@@ -134,8 +134,27 @@ fn fingerprint(inputs: &[PathBuf], explain: bool) -> anyhow::Result<Outcome> {
     })
 }
 
+/// `config`'s line in its parent's command list.
+const ABOUT: &str = "Check, render and fingerprint profile and baseline server configs";
+
+/// `config --help`: each paragraph is one line, wrapped to the terminal's width.
+const LONG_ABOUT: &str = "\
+Check, render and fingerprint profile and baseline server configs (YAML).
+
+A profile config carries all three runtime switches; a baseline carries none. The schema \
+is in configs/README.md.
+
+EXAMPLES:
+  # exit 3 when a profile lacks a switch or a baseline has one
+  stepscope config check configs/
+  stepscope config render configs/profile_sglang.yaml --target shell
+  stepscope config render configs/profile_vllm.yaml --target docker
+  stepscope config fingerprint configs/profile_sglang.yaml \\
+      configs/baseline_sglang.yaml";
+
 /// Arguments of `config`.
 #[derive(Debug, Args)]
+#[command(about = ABOUT, long_about = LONG_ABOUT)]
 pub struct ConfigArgs {
     /// What to do with the configs.
     #[command(subcommand)]
@@ -145,38 +164,28 @@ pub struct ConfigArgs {
 /// `config` subcommands.
 #[derive(Debug, Subcommand)]
 pub enum ConfigCommand {
-    /// Check that every profile config carries the three switches and no baseline has one.
-    ///
-    /// Exit codes: 0 all good; 3 a problem was found (each names file, line and key); 2 a
-    /// file cannot be read or parsed.
-    ///
-    /// EXAMPLES:
-    ///   stepscope config check configs/
-    ///   stepscope config check my_profile.yaml my_baseline.yaml
-    #[command(verbatim_doc_comment)]
     Check(ConfigCheckArgs),
-    /// Print the exact launch command of a config: export lines and the server command, or
-    /// one `docker run`.
-    ///
-    /// EXAMPLES:
-    ///   stepscope config render configs/profile_sglang.yaml > launch.sh
-    ///   bash launch.sh
-    ///   stepscope config render configs/baseline_vllm.yaml --target docker
-    #[command(verbatim_doc_comment)]
     Render(ConfigRenderArgs),
-    /// Print each config's reuse fingerprint: a hash over what reaches the server at boot
-    /// (framework, model, image, launch arguments, environment), not load, windows or output.
-    ///
-    /// EXAMPLES:
-    ///   stepscope config fingerprint configs/profile_sglang.yaml
-    ///   # also the hashed document
-    ///   stepscope config fingerprint configs/ --explain
-    #[command(verbatim_doc_comment)]
     Fingerprint(ConfigFingerprintArgs),
 }
 
+/// `check`'s line in its parent's command list.
+const CHECK_ABOUT: &str = "Check that profile configs carry the switches and baselines none";
+
+/// `check --help`: each paragraph is one line, wrapped to the terminal's width.
+const CHECK_LONG_ABOUT: &str = "\
+Check that every profile config carries the three switches and no baseline has one.
+
+Exit codes: 0 all good; 3 a problem was found (each names file, line and key); 2 a file \
+cannot be read or parsed.
+
+EXAMPLES:
+  stepscope config check configs/
+  stepscope config check my_profile.yaml my_baseline.yaml";
+
 /// Arguments of `config check`.
 #[derive(Debug, Args)]
+#[command(about = CHECK_ABOUT, long_about = CHECK_LONG_ABOUT)]
 pub struct ConfigCheckArgs {
     /// Config files, or folders of `.yaml` / `.yml` files.
     #[arg(required = true, value_name = "CONFIG_OR_DIR")]
@@ -192,8 +201,22 @@ pub enum LaunchTarget {
     Docker,
 }
 
+/// `render`'s line in its parent's command list.
+const RENDER_ABOUT: &str = "Print the exact launch command of a config (shell or docker run)";
+
+/// `render --help`: each paragraph is one line, wrapped to the terminal's width.
+const RENDER_LONG_ABOUT: &str = "\
+Print the exact launch command of a config: export lines and the server command, or one \
+`docker run`.
+
+EXAMPLES:
+  stepscope config render configs/profile_sglang.yaml > launch.sh
+  bash launch.sh
+  stepscope config render configs/baseline_vllm.yaml --target docker";
+
 /// Arguments of `config render`.
 #[derive(Debug, Args)]
+#[command(about = RENDER_ABOUT, long_about = RENDER_LONG_ABOUT)]
 pub struct ConfigRenderArgs {
     /// The config file.
     #[arg(value_name = "CONFIG")]
@@ -203,8 +226,22 @@ pub struct ConfigRenderArgs {
     pub target: LaunchTarget,
 }
 
+/// `fingerprint`'s line in its parent's command list.
+const FINGERPRINT_ABOUT: &str = "Print each config's reuse fingerprint";
+
+/// `fingerprint --help`: each paragraph is one line, wrapped to the terminal's width.
+const FINGERPRINT_LONG_ABOUT: &str = "\
+Print each config's reuse fingerprint: a hash over what reaches the server at boot \
+(framework, model, image, launch arguments, environment), not load, windows or output.
+
+EXAMPLES:
+  stepscope config fingerprint configs/profile_sglang.yaml
+  # also the hashed document
+  stepscope config fingerprint configs/ --explain";
+
 /// Arguments of `config fingerprint`.
 #[derive(Debug, Args)]
+#[command(about = FINGERPRINT_ABOUT, long_about = FINGERPRINT_LONG_ABOUT)]
 pub struct ConfigFingerprintArgs {
     /// Config files, or folders of them.
     #[arg(required = true, value_name = "CONFIG_OR_DIR")]

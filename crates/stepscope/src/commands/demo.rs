@@ -264,8 +264,24 @@ fn category_shares(file: &stepscope_report::schema::FileReport) -> Vec<Row> {
     all
 }
 
+/// `demo`'s line in its parent's command list.
+const ABOUT: &str = "Run the built-in example: one trace complete, one with the ROCm symptom";
+
+/// `demo --help`: each paragraph is one line, wrapped to the terminal's width.
+const LONG_ABOUT: &str = "\
+Run the built-in example: a realistic SGLang decode trace, once complete and once with the \
+ROCm symptom (only the replay before each host sync keeps its kernels).
+
+EXAMPLES:
+  stepscope demo
+  # also keep the two generated traces
+  stepscope demo --keep demo-traces/
+  # also write stepscope-demo.html
+  stepscope demo --html";
+
 /// Arguments of `demo`.
 #[derive(Debug, Args)]
+#[command(about = ABOUT, long_about = LONG_ABOUT)]
 pub struct DemoArgs {
     /// Decode steps in the generated window.
     #[arg(long, default_value_t = 48, value_name = "N")]

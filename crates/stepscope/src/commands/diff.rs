@@ -25,8 +25,53 @@ use stepscope_report::schema::diff_rates::OpRates;
 use stepscope_report::schema::{Document, OverallVerdict};
 use stepscope_report::terminal::TerminalOptions;
 
+/// `diff`'s line in its parent's command list.
+const ABOUT: &str = "Compare two runs before and after a change, stage by stage, beyond noise";
+
+/// `diff --help`: each paragraph is one line, wrapped to the terminal's width.
+const LONG_ABOUT: &str = "\
+Compare two runs, before and after a change: replay coverage of each, then GPU time per \
+stage, kernel category and kernel (largest changes first), and the kernels that appeared \
+or vanished.
+
+Each side is a trace file, a folder of rank files (combined, as `analyze DIR`), or a \
+`stepscope profile` run directory (the rank traces of all its windows, combined; the \
+report names the windows). Both are analysed with exactly the code of `analyze`.
+
+A stage whose time lacks a side's unrecorded graph replays (verdict incomplete, damaged, \
+mistimed, unavailable, or an unreadable file) is REFUSED: not compared, with the side, its \
+verdict and counts, because its lost kernels would read as a speedup (lost in BASE: a \
+slowdown). That is decode, and the stage of every replay that lost kernels (e.g. vLLM's \
+mixed steps). Other stages are always compared; `unverified` sides are compared, with a \
+note. --force compares refused stages anyway, marked forced.
+
+Each compared stage also gets its GPU time per step: the median step on each side and the \
+typical ratio of a new step to a base step (Hodges-Lehmann) with the 95 % interval of the \
+Mann-Whitney test, so a change can be told from step-to-step noise.
+
+Exit codes: 0 compared; 3 a stage or a whole side was refused (so a pipeline notices; \
+--force makes it 0; a side is refused when one of its files could not be read, was read \
+only up to a break, or holds no GPU event), or, with --fail-on-regression PCT, a stage's \
+GPU time per step grew by more than PCT % across its whole interval; 2 bad input (a \
+missing path, no file of a side readable, a profile run with no trace files, an output \
+that could not be written); 1 internal error.
+
+EXAMPLES:
+  stepscope diff before.json.gz after.json.gz
+  # folders of rank files
+  stepscope diff runs/before/ runs/after/
+  # profile run directories
+  stepscope diff results/20260101-run1 results/20260102-run2
+  stepscope diff a.json.gz b.json.gz --json > diff.json
+  stepscope diff a.json.gz b.json.gz --top 25
+  # compare refused stages anyway
+  stepscope diff a.json.gz b.json.gz --force
+  # exit 3 when a stage is slower per step by more than 5 % beyond noise
+  stepscope diff a.json.gz b.json.gz --fail-on-regression 5";
+
 /// Arguments of `diff`.
 #[derive(Debug, Args)]
+#[command(about = ABOUT, long_about = LONG_ABOUT)]
 pub struct DiffArgs {
     /// The run before the change: a trace file, a folder of rank files (as `analyze DIR`),
     /// or a `stepscope profile` run directory (the rank traces of all its windows, combined).

@@ -632,8 +632,49 @@ fn describe_race(race: &ReplayRace) -> String {
     )
 }
 
+/// `env`'s line in its parent's command list.
+const ABOUT: &str = "Print the runtime switches that make the profiler record every replay";
+
+/// `env --help`: each paragraph is one line, wrapped to the terminal's width.
+const LONG_ABOUT: &str = "\
+Print the runtime switches that make the profiler record every graph replay on a HIP \
+runtime, and why.
+
+Standard output holds only KEY=VALUE lines (export lines with --shell), so that \
+`eval` works on it (see EXAMPLES); the explanation, with whether each \
+switch is measured, goes to standard error. A version outside the switch table, or AMD \
+devices in a trace header without a runtime version, or a header that names no runtime, \
+gets all three switches (a runtime ignores variables it does not define). A CUDA trace (by \
+cuda_runtime_version or NVIDIA devices) gets none. Traces of different runtimes get the \
+switches of all of them, and standard error says they differ.
+
+Exit codes: 0 done; 2 a --pid with no /proc/PID, a --root that is not a folder, or a trace \
+that cannot be read (then no variable is printed; the other traces are still explained).
+
+EXAMPLES:
+  # DEBUG_CLR_GRAPH_PACKET_CAPTURE=0
+  stepscope env --rocm 7.2.0
+  # no patch release: both 7.2 switches
+  stepscope env --rocm 7.2 --shell
+  # the HIP runtime a running process maps
+  eval \"$(stepscope env --detect --shell)\"
+  # the runtime that process maps
+  stepscope env --detect --pid 4242
+  # the one PyTorch ships in torch/lib
+  stepscope env --detect --python-env /opt/venv
+  # from a trace's hip_runtime_version
+  stepscope env --trace t.json.gz
+  # every trace in a folder: all their runtimes' switches
+  stepscope env --trace traces/
+  stepscope env --trace a.json.gz --trace b.json.gz
+  # no switch; Nsight Systems note
+  stepscope env --cuda";
+
 /// Arguments of `env`.
 #[derive(Debug, Args)]
+#[command(about = ABOUT, long_about = LONG_ABOUT)]
+#[command(override_usage = "stepscope env --rocm <VERSION> [OPTIONS]
+       stepscope env --cuda | --detect | --trace <PATH>... [OPTIONS]")]
 #[command(group(ArgGroup::new("runtime").required(true).args(["rocm", "cuda", "detect", "trace"])))]
 pub struct EnvArgs {
     /// A HIP runtime or ROCm release: 7.2.0, 7.2.4, 7.2 (both 7.2 switches), 10.1, 7.11

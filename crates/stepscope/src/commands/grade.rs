@@ -13,8 +13,54 @@ use stepscope_serving::grade::{
     CheckLine, Decision, Grade, GradeSettings, Slo, Verdict, grade, read_side,
 };
 
+/// `grade`'s line in its parent's command list.
+const ABOUT: &str = "Grade a change: KEEP, REVERT or INCONCLUSIVE, beyond the noise";
+
+/// `grade --help`: each paragraph is one line, wrapped to the terminal's width.
+const LONG_ABOUT: &str = "\
+Grade a change: KEEP, REVERT or INCONCLUSIVE, beyond the noise between benchmark phases, \
+for a candidate that did the same work, correctly.
+
+Sides: two running servers' URLs or two baseline configs (run live: the phases A B B A, \
+graded where the phases a side double, stopped at the first KEEP or REVERT), or two \
+folders of saved phases (`stepscope bench --json` documents and output probes), graded \
+offline. Profile configs and `stepscope profile` runs are refused: their switches change \
+replay speed.
+
+The speed is output tokens per second, counted from what streamed: the typical ratio of a \
+candidate phase to a base phase (Hodges-Lehmann) with the interval of the Mann-Whitney \
+test. KEEP needs the whole interval above +--min-effect and every check passed; REVERT \
+when it lies below -(--min-effect) or a check fails beyond noise:
+  outputs    fixed prompts at temperature 0 answered otherwise than by the
+             base (--allow-output-change shows it only)
+  failures   more failed requests than the base beyond chance, or more
+             than --max-failure-rate (at 0.5 % by default, never KEEP)
+  --slo      an objective the base meets, broken beyond noise
+  latency    TTFT, TPOT, ITL or E2E (median, p99) slower beyond noise by
+             more than --max-regression (5 % median, 10 % p99)
+
+With --expect-kernel or --expect-env, a candidate that does not show the kernel in a \
+profile window or the variable in its processes did not engage the change: INCONCLUSIVE, \
+whatever its speed. Sides that ran different work (model, lengths, load, prompts, \
+sampling) are never graded (exit 2, naming each difference).
+
+Exit codes: 0 KEEP; 3 REVERT; 5 INCONCLUSIVE; 2 bad input or sides that cannot be \
+compared; 4 a live run failed (boot, server, load, a stall); 130 interrupted (143 \
+SIGTERM); 1 internal error.
+
+EXAMPLES:
+  stepscope grade phases/base/ phases/candidate/
+  stepscope grade base/ cand/ --min-effect 5 --slo ttft_ms.p99=500
+  stepscope grade base/ cand/ --json > grade.json
+  # live: two running servers, at most 30 minutes
+  stepscope grade http://a:8000 http://b:8000 --concurrency 32 \\
+      --max-time 30m --out run/
+  # live: two baseline configs, booted in turns
+  stepscope grade baseline_vllm.yaml candidate_vllm.yaml";
+
 /// Arguments of `stepscope grade`.
 #[derive(Debug, Args)]
+#[command(about = ABOUT, long_about = LONG_ABOUT)]
 pub struct GradeArgs {
     /// The side before the change: a running server's URL, a baseline config (YAML, `kind:
     /// baseline`) that stepscope boots, or a folder of `stepscope bench --json` documents,

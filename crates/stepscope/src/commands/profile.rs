@@ -21,8 +21,40 @@ use stepscope_serving::{
     may_reuse,
 };
 
+/// `profile`'s line in its parent's command list.
+const ABOUT: &str = "Profile a live server end to end: boot, load, windows, analysis";
+
+/// `profile --help`: each paragraph is one line, wrapped to the terminal's width.
+const LONG_ABOUT: &str = "\
+Profile a live server end to end: boot it from a profile config (or attach with --url), \
+load it steadily at the config's concurrency, record each profile window through the \
+framework's HTTP API, collect the traces, check every replay and break them down per stage \
+(as `analyze`), and measure throughput with the profiler off and on (and on a --baseline \
+server). Every server it starts is stopped (SIGTERM, then SIGKILL of its process group) on \
+success, error, Ctrl-C or SIGTERM.
+
+Writes a run directory (results.json, schema in docs/profile-results.md; report.txt; the \
+config; server.log; windows/N-SPEC/ with the traces and their analysis; bench/ with every \
+load phase).
+
+Exit codes: 0 done; 2 a bad config or flag, or an attach refused (fingerprint unknown or \
+different); 3 a window's verdict fails --fail-on-incomplete/--strict; 4 a phase failed \
+(server, window, trace files, load: results.json says which); 130/143/129 stopped by \
+SIGINT/SIGTERM/SIGHUP (what was done is kept); 1 internal error.
+
+EXAMPLES:
+  stepscope profile configs/profile_vllm.yaml
+  # attach
+  stepscope profile configs/profile_vllm.yaml --url http://HOST:8000
+  stepscope profile configs/profile_sglang.yaml \\
+      --window steps:128 --window by-stage:4 --window single-step
+  stepscope profile configs/profile_vllm.yaml --baseline \\
+      configs/baseline_vllm.yaml
+  stepscope profile configs/profile_vllm.yaml --fail-on-incomplete --phases 0";
+
 /// Arguments of `profile`.
 #[derive(Debug, Args)]
+#[command(about = ABOUT, long_about = LONG_ABOUT)]
 pub struct ProfileArgs {
     /// The profile config (YAML, `kind: profile`; schema in configs/README.md).
     #[arg(value_name = "CONFIG")]
