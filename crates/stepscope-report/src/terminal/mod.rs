@@ -317,11 +317,14 @@ fn new_table(options: &TerminalOptions, header: &[&str]) -> Table {
     table
 }
 
+/// Right-aligns the columns from `from` on: numbers (and short words such as a roofline
+/// bound), which are never wrapped — a narrow terminal takes width from the name columns.
 fn right_align(table: &mut Table, from: usize) {
     let count = table.column_count();
     for index in from..count {
         if let Some(column) = table.column_mut(index) {
             column.set_cell_alignment(CellAlignment::Right);
+            column.set_constraint(ColumnConstraint::ContentWidth);
         }
     }
 }

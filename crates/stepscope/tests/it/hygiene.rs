@@ -127,3 +127,29 @@ fn cut_kernel_names_stay_distinguishable() {
         }
     }
 }
+
+/// Every number, and every roofline bound, that the efficiency table prints whole on a wide
+/// terminal is whole at 80 columns too: only the op and shapes columns give up width.
+#[test]
+fn numbers_are_never_split_at_80_columns() {
+    let doc = TraceDoc::load("tracelens/tests/traces/h100/Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz");
+    let tokens = |text: &str| -> std::collections::HashSet<String> {
+        text.split(|c: char| c.is_whitespace() || "│┆".contains(c))
+            .filter(|w| {
+                let number = w.chars().any(|c| c.is_ascii_digit())
+                    && w.chars().all(|c| c.is_ascii_digit() || c == '.');
+                number || *w == "compute" || *w == "memory"
+            })
+            .map(str::to_owned)
+            .collect()
+    };
+    let wide = terminal(&doc.doc, TableWidth::Unbounded);
+    assert!(wide.contains("EFFICIENCY"), "{wide}");
+    let narrow = terminal(&doc.doc, TableWidth::Columns(80));
+    let narrow_tokens = tokens(&narrow);
+    let split: Vec<String> = tokens(&wide)
+        .into_iter()
+        .filter(|t| !narrow_tokens.contains(t))
+        .collect();
+    assert!(split.is_empty(), "split at 80 columns: {split:?}\n{narrow}");
+}
