@@ -36,6 +36,7 @@ pub mod kernel_id;
 pub mod parquet;
 pub mod perfetto;
 pub mod schema;
+pub mod tables;
 pub mod terminal;
 
 use std::path::PathBuf;

@@ -3,13 +3,13 @@
 //! as Parquet files in memory. Both come from the same arguments the command takes and the
 //! same code, so a notebook and a pipeline can never disagree.
 
-use crate::app::AnalyzeRequest;
+use crate::app::{AnalyzeRequest, DiffRequest};
 use crate::commands::analyze::{
     AnalyzeSettings, Documented, View, documented, outcome, write_files,
 };
 use clap::{Args, FromArgMatches};
 use std::ffi::OsString;
-use stepscope_report::parquet::{RunId, RunInfo, table_files};
+use stepscope_report::parquet::table_files;
 
 /// An error as the command line states it: the message, the fix, and the exit code the
 /// command would end with.
@@ -43,8 +43,8 @@ impl ApiError {
 pub struct Analysis {
     /// The document, as `analyze --json` prints it.
     pub json: String,
-    /// Every table `--parquet` writes (`runs`, `files`, `graphs`, `replays`, `findings`,
-    /// `stages`, `stage_categories`, `kernels`, `efficiency`), each one Parquet file.
+    /// Every table `--parquet` and `--csv` write
+    /// ([`TABLES`](stepscope_report::tables::TABLES), in that order), each one Parquet file.
     pub tables: Vec<(&'static str, Vec<u8>)>,
     /// The exit code the command would end with (`--fail-on-incomplete` counts).
     pub exit_code: u8,
@@ -97,15 +97,10 @@ pub fn analyze(request: AnalyzeRequest) -> Result<Analysis, ApiError> {
     }
     let run = match &settings.parquet {
         Some(parquet) => parquet.run.clone(),
-        None => {
-            let started_at_us = jiff::Timestamp::now().as_microsecond();
-            RunInfo {
-                id: RunId::generate(started_at_us, u64::from(std::process::id())),
-                started_at_us,
-                command: "stepscope.analyze".to_owned(),
-                inputs: settings.files.len(),
-            }
-        }
+        None => crate::commands::analyze::dataset::new_run(
+            settings.files.len(),
+            Some("stepscope.analyze".to_owned()),
+        ),
     };
     let written = table_files(&document, &run).map_err(|e| ApiError {
         message: format!("Could not encode the tables: {e}"),
@@ -167,24 +162,28 @@ pub fn combine_verdicts(verdicts: &[String], failed: usize) -> Result<String, Ap
     )
 }
 
-/// Runs `stepscope diff ARGS` (without the word `diff`) in this process: the document
+/// Runs what `stepscope diff` runs for `request`, in this process: the document
 /// `diff --json` prints, and the command's exit code (3 for a refused stage or a failed
-/// `--fail-on-regression`); `--html` is written where given.
+/// regression gate); the HTML page is written where asked. Nothing is printed.
 ///
 /// # Errors
 ///
-/// Bad arguments, or a side of which no trace could be read.
-pub fn diff(args: &[OsString]) -> Result<(String, u8), ApiError> {
+/// A side that does not exist or of which no trace could be read (each file's error in the
+/// message), a category table that cannot be read, a page that could not be written.
+pub fn diff(request: DiffRequest) -> Result<(String, u8), ApiError> {
     use crate::commands::diff::{DiffSettings, compared, outcome};
-    let parsed: crate::commands::diff::DiffArgs = parse("stepscope diff", args)?;
-    let settings = DiffSettings::resolve(parsed).map_err(|e| ApiError::new(&e, 2))?;
-    let Some(done) = compared(&settings).map_err(|e| ApiError::new(&e, 2))? else {
-        return Err(ApiError {
-            message: "A side could not be read: no trace file of it could be read".to_owned(),
-            hint: Some("the errors above name each file and why".to_owned()),
+    let settings =
+        DiffSettings::resolve(request, View::default()).map_err(|e| ApiError::new(&e, 2))?;
+    let done = compared(&settings)
+        .map_err(|e| ApiError::new(&e, 2))?
+        .map_err(|unreadable| ApiError {
+            message: unreadable,
+            hint: Some(
+                "give each side a trace file, a folder of rank files or a profile run; `stepscope analyze SIDE` shows what is wrong with one"
+                    .to_owned(),
+            ),
             exit_code: 2,
-        });
-    };
+        })?;
     let json = stepscope_report::json::render_diff(&done.diff);
     Ok((json, outcome(&done.diff).code()))
 }

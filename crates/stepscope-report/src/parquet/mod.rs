@@ -9,13 +9,9 @@
 //! JSON's: times as integer nanoseconds (`*_ns`; the JSON's `*_us` is `*_ns / 1000`), shares
 //! and ratios as the same doubles.
 
-mod breakdown;
-mod coverage;
-mod efficiency;
-mod files;
-mod table;
+mod encode;
 
-pub use table::{Kind, Table};
+pub use crate::tables::{Kind, RunId, RunInfo, TABLES, Table, tables};
 
 use crate::ReportError;
 use crate::schema::Document;
@@ -25,106 +21,6 @@ use std::path::{Path, PathBuf};
 /// Version of the tables' layout (docs/parquet-schema.md); columns are only ever added
 /// within a version.
 pub const PARQUET_SCHEMA_VERSION: u32 = 1;
-
-/// The tables, in the order they are written.
-pub const TABLES: [&str; 9] = [
-    "runs",
-    "files",
-    "graphs",
-    "replays",
-    "findings",
-    "stages",
-    "stage_category",
-    "kernels",
-    "efficiency",
-];
-
-/// A run's id: a folder-safe name, 1 to 64 of `A-Z a-z 0-9 . _ -`, starting with a letter
-/// or digit (engines skip files whose name starts with `.` or `_`).
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
-pub struct RunId(String);
-
-impl RunId {
-    /// `id` when it is a valid run id.
-    ///
-    /// # Errors
-    ///
-    /// [`ReportError::InvalidRunId`] naming what is wrong.
-    pub fn new(id: &str) -> Result<Self, ReportError> {
-        let reason = if id.is_empty() || id.len() > 64 {
-            Some("it must be 1 to 64 characters long")
-        } else if !id.starts_with(|c: char| c.is_ascii_alphanumeric()) {
-            Some("it must start with a letter or digit")
-        } else if !id
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))
-        {
-            Some("it may hold only letters, digits, `.`, `_` and `-`")
-        } else {
-            None
-        };
-        match reason {
-            Some(reason) => Err(ReportError::InvalidRunId {
-                run_id: id.to_owned(),
-                reason,
-            }),
-            None => Ok(RunId(id.to_owned())),
-        }
-    }
-
-    /// A new id from the run's start (µs since the Unix epoch) and a random `salt`:
-    /// `20250514T103000.123Z-3fa9c1`, so ids sort by time and two runs in the same
-    /// millisecond still differ.
-    pub fn generate(started_at_us: i64, salt: u64) -> Self {
-        let time =
-            jiff::Timestamp::from_microsecond(started_at_us).unwrap_or(jiff::Timestamp::UNIX_EPOCH);
-        RunId(format!(
-            "{}-{:06x}",
-            time.strftime("%Y%m%dT%H%M%S%.3fZ"),
-            salt & 0xff_ffff
-        ))
-    }
-
-    /// The id.
-    pub fn as_str(&self) -> &str {
-        &self.0
-    }
-}
-
-impl std::fmt::Display for RunId {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-/// What the `runs` table says about a run.
-#[derive(Debug, Clone)]
-pub struct RunInfo {
-    /// The run's id.
-    pub id: RunId,
-    /// When it started, µs since the Unix epoch (UTC).
-    pub started_at_us: i64,
-    /// The command line.
-    pub command: String,
-    /// Input files, folders expanded.
-    pub inputs: usize,
-}
-
-/// All tables of one run: [`TABLES`], in order.
-pub fn tables(document: &Document, run: &RunInfo) -> Vec<Table> {
-    let id = run.id.as_str();
-    vec![
-        files::runs(document, run),
-        files::files(document, id),
-        coverage::graphs(document, id),
-        coverage::replays(document, id),
-        coverage::findings(document, id),
-        breakdown::stages(document, id),
-        breakdown::stage_category(document, id),
-        breakdown::kernels(document, id),
-        efficiency::efficiency(document, id),
-    ]
-}
 
 /// The key-value metadata of every table file: the table, the run, the schema version.
 fn metadata(table: &str, run: &RunInfo) -> Vec<KeyValue> {
@@ -152,7 +48,7 @@ pub fn table_files(
         .into_iter()
         .map(|table| {
             let mut bytes = Vec::new();
-            table::write_parquet(&table, metadata(table.name, run), &mut bytes)?;
+            encode::write_parquet(&table, metadata(table.name, run), &mut bytes)?;
             Ok((table.name, bytes))
         })
         .collect()
@@ -248,7 +144,7 @@ fn write_file(
         .permissions(file_mode())
         .tempfile_in(folder)
         .map_err(write_error(path))?;
-    table::write_parquet(table, metadata, partial.as_file()).map_err(|source| {
+    encode::write_parquet(table, metadata, partial.as_file()).map_err(|source| {
         ReportError::Parquet {
             path: path.to_owned(),
             source,
@@ -262,12 +158,6 @@ fn write_file(
 fn file_mode() -> std::fs::Permissions {
     use std::os::unix::fs::PermissionsExt;
     std::fs::Permissions::from_mode(0o666)
-}
-
-/// Nanoseconds from the JSON's microseconds: exact, since those are whole nanoseconds
-/// divided by 1000 (`schema::micros`) and far below 2^53.
-fn ns(us: f64) -> i64 {
-    (us * 1e3).round() as i64
 }
 
 #[cfg(test)]
@@ -374,7 +264,7 @@ mod tests {
         let table = &tables(&empty_document(), &run())[3];
         assert_eq!(table.name, "replays");
         let mut bytes = Vec::new();
-        table::write_parquet(table, Vec::new(), &mut bytes).expect("written");
+        encode::write_parquet(table, Vec::new(), &mut bytes).expect("written");
         assert!(bytes.starts_with(b"PAR1") && bytes.ends_with(b"PAR1"));
     }
 }

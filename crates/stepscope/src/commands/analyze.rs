@@ -2,7 +2,7 @@
 
 mod args;
 pub(crate) mod captures;
-mod dataset;
+pub(crate) mod dataset;
 mod honesty;
 
 pub use args::AnalyzeArgs;
@@ -80,12 +80,15 @@ pub struct AnalyzeSettings {
     pub color: bool,
     /// Progress bar.
     pub progress: bool,
+    /// Print each unreadable file's error on stderr as it happens (the command line); an
+    /// in-process caller gets them in the result instead.
+    pub messages: bool,
 }
 
 impl AnalyzeSettings {
-    /// Settings for analysing `files` with nothing printed or written: the built-in
-    /// categories, default reading, 10 kernels per stage, no colour, no progress bar, no
-    /// gate. Callers that show results change what they need.
+    /// Settings for analysing `files` with nothing written: the built-in categories,
+    /// default reading, 10 kernels per stage, no colour, no progress bar, no gate; an
+    /// unreadable file's error is printed on stderr. Callers change what they need.
     pub fn for_files(files: Vec<PathBuf>) -> Self {
         AnalyzeSettings {
             files,
@@ -107,6 +110,7 @@ impl AnalyzeSettings {
             wide: false,
             color: false,
             progress: false,
+            messages: true,
         }
     }
 
@@ -154,13 +158,14 @@ impl AnalyzeSettings {
         let others = others.into_iter().flatten().chain(&found_captures);
         check_outputs(&outputs, &files, others)?;
         let parquet = dataset::resolve(parquet, run_id, files.len())?;
+        let keep_replays = parquet.is_some() || csv.is_some();
         Ok(AnalyzeSettings {
             files,
             json: view.json,
             csv,
             perfetto,
             html,
-            keep_replays: parquet.is_some(),
+            keep_replays,
             parquet,
             fail_on_incomplete: gate != Gate::Report,
             strict: gate == Gate::Strict,
@@ -174,6 +179,7 @@ impl AnalyzeSettings {
             wide: view.wide,
             color: view.color,
             progress: view.progress,
+            messages: view.messages,
         })
     }
 }
@@ -189,6 +195,8 @@ pub struct View {
     pub color: bool,
     /// Progress bar.
     pub progress: bool,
+    /// Errors and notes on stderr as they happen.
+    pub messages: bool,
 }
 
 /// Where capture traces come from.
@@ -450,7 +458,9 @@ pub fn analyze_files(settings: &AnalyzeSettings) -> Analyzed {
                 results.push(result);
             }
             Err(error) => {
-                output::print_error(&error);
+                if settings.messages {
+                    output::print_error(&error);
+                }
                 failed.push(FailedFile {
                     path: path.display().to_string(),
                     error: format!("{error:#}"),
@@ -591,7 +601,11 @@ pub fn write_files(document: &Document, settings: &AnalyzeSettings) -> anyhow::R
         write_html(document, path)?;
     }
     if let Some(dir) = &settings.csv {
-        let written = stepscope_report::csv::write_tables(document, dir)?;
+        let run = match &settings.parquet {
+            Some(parquet) => parquet.run.clone(),
+            None => dataset::new_run(settings.files.len(), None),
+        };
+        let written = stepscope_report::csv::write_tables(document, &run, dir)?;
         let names: Vec<String> = written
             .iter()
             .filter_map(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))

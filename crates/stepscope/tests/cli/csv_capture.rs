@@ -37,53 +37,46 @@ fn parse_csv(text: &str) -> Vec<Vec<String>> {
     records
 }
 
-/// The tables' headers; the coverage counters come from the analysis's one list.
-fn headers() -> Vec<(&'static str, String)> {
-    let mut graphs = vec![
-        "file",
-        "graph",
-        "graph_id",
-        "first_kernel",
-        "expected_nodes_per_replay",
-        "expected_source",
-    ];
-    graphs.extend(Counter::ALL.map(Counter::name));
-    graphs.extend([
-        "coverage",
-        "completeness",
-        "completeness_low",
-        "completeness_high",
-        "missing_gpu_time_us",
-        "missing_gpu_time_low_us",
-        "missing_gpu_time_high_us",
-    ]);
-    vec![
-        ("graphs.csv", graphs.join(",")),
-        (
-            "findings.csv",
-            "file,kind,replay,launch_ts_us,step,graph,recorded_nodes,expected_nodes,expected_nodes_low,expected_nodes_high,evidence_kind,evidence,unverified,refused_events,shared_correlation".to_owned(),
-        ),
-        (
-            "stages.csv",
-            "file,stage,steps,events,gpu_time_us,share_of_total,busy_time_us,idle_time_us,window_us,idle_basis".to_owned(),
-        ),
-        (
-            "categories.csv",
-            "file,stage,category,events,time_us,share,mean_us,events_by_op,time_by_op_us".to_owned(),
-        ),
-        (
-            "kernels.csv",
-            "file,stage,kernel,kernel_id,category,events,time_us,share,mean_us,events_by_op,time_by_op_us".to_owned(),
-        ),
-        (
-            "efficiency.csv",
-            "file,name,family,compute_spec,params,input_dims,input_types,input_strides,concrete_inputs,count,kernel_time_us_mean,kernel_time_us_median,kernel_time_us_sum,gflops,data_moved_mib,flops_per_byte,tflops_mean,tflops_median,tbps_mean,tbps_median,device,bound,roofline_time_us,pct_of_roofline,pct_compute_peak,pct_bandwidth_peak,time_lost_us,encloses_modelled_op".to_owned(),
-        ),
-    ]
+/// A CSV table read back: its header and records, cells found by column name.
+struct CsvTable {
+    header: Vec<String>,
+    rows: Vec<Vec<String>>,
+}
+
+impl CsvTable {
+    fn read(path: &std::path::Path) -> Self {
+        let text = std::fs::read_to_string(path)
+            .unwrap_or_else(|e| panic!("{} was not written: {e}", path.display()));
+        let mut records = parse_csv(&text);
+        let header = records.remove(0);
+        for record in &records {
+            assert_eq!(
+                record.len(),
+                header.len(),
+                "{}: ragged {record:?}",
+                path.display()
+            );
+        }
+        CsvTable {
+            header,
+            rows: records,
+        }
+    }
+
+    fn column(&self, name: &str) -> usize {
+        self.header
+            .iter()
+            .position(|h| h == name)
+            .unwrap_or_else(|| panic!("no column {name} in {:?}", self.header))
+    }
+
+    fn cell<'a>(&self, row: &'a [String], name: &str) -> &'a str {
+        &row[self.column(name)]
+    }
 }
 
 #[test]
-fn csv_writes_six_tables_with_headers_matching_the_json() {
+fn csv_writes_every_table_with_the_jsons_rows() {
     let dir = tempdir();
     let broken = incomplete_piecewise(dir.path(), "piecewise_missing_2.json");
     let out = dir.path().join("csv/out");
@@ -98,17 +91,16 @@ fn csv_writes_six_tables_with_headers_matching_the_json() {
     run.expect_code(0);
     let doc = run.json();
     let mut tables = std::collections::BTreeMap::new();
-    for (name, header) in headers() {
-        let path = out.join(name);
-        let text = std::fs::read_to_string(&path)
-            .unwrap_or_else(|e| panic!("{} was not written: {e}", path.display()));
-        assert_eq!(text.lines().next(), Some(header.as_str()), "{name} header");
-        let records = parse_csv(&text);
-        let width = records[0].len();
-        for record in &records {
-            assert_eq!(record.len(), width, "{name}: ragged record {record:?}");
-        }
-        tables.insert(name, records);
+    for name in stepscope_report::tables::TABLES {
+        let table = CsvTable::read(&out.join(format!("{name}.csv")));
+        let unique: std::collections::BTreeSet<&String> = table.header.iter().collect();
+        assert_eq!(
+            unique.len(),
+            table.header.len(),
+            "{name}: {:?}",
+            table.header
+        );
+        tables.insert(name, table);
     }
     let files = doc["files"].as_array().expect("files");
     let count = |key: &str| -> usize {
@@ -117,48 +109,47 @@ fn csv_writes_six_tables_with_headers_matching_the_json() {
             .map(|f| f["replay_coverage"][key].as_array().expect(key).len())
             .sum()
     };
-    assert_eq!(tables["graphs.csv"].len() - 1, count("graphs"));
-    assert_eq!(tables["findings.csv"].len() - 1, count("findings"));
+    assert_eq!(tables["graphs"].rows.len(), count("graphs"));
+    assert_eq!(tables["findings"].rows.len(), count("findings"));
     // The two empty replays are findings, with their file and their evidence.
-    let empty: Vec<&Vec<String>> = tables["findings.csv"][1..]
+    let findings = &tables["findings"];
+    let empty: Vec<&Vec<String>> = findings
+        .rows
         .iter()
-        .filter(|row| row[1] == "ReplayWithoutKernels")
+        .filter(|row| findings.cell(row, "kind") == "ReplayWithoutKernels")
         .collect();
     assert_eq!(empty.len(), 2);
     for (row, replay) in empty.iter().zip(["5", "6"]) {
-        assert_eq!(row[0], broken.display().to_string());
-        assert_eq!(row[2], replay);
-        assert_eq!(row[6], "0");
-        assert_eq!(row[7], "15");
-        assert_eq!(row[10], "neighbours");
-        assert!(row[11].contains("before and after"), "{row:?}");
+        assert_eq!(findings.cell(row, "file"), broken.display().to_string());
+        assert_eq!(findings.cell(row, "replay"), replay);
+        assert_eq!(findings.cell(row, "recorded_nodes"), "0");
+        assert_eq!(findings.cell(row, "expected_nodes"), "15");
+        assert_eq!(findings.cell(row, "evidence_kind"), "neighbours");
+        let text = findings.cell(row, "evidence_text");
+        assert!(text.contains("before and after"), "{row:?}");
     }
     rows_agree_with_the_json(&tables, files);
 }
 
-fn rows_agree_with_the_json(
-    tables: &std::collections::BTreeMap<&str, Vec<Vec<String>>>,
-    files: &[Value],
-) {
+fn rows_agree_with_the_json(tables: &std::collections::BTreeMap<&str, CsvTable>, files: &[Value]) {
     let stages: usize = files
         .iter()
         .map(|f| f["breakdown"]["stages"].as_array().expect("stages").len())
         .sum();
-    assert_eq!(tables["stages.csv"].len() - 1, stages);
+    assert_eq!(tables["stages"].rows.len(), stages);
     // Graph rows agree with the JSON, file by file.
-    let graph_rows = &tables["graphs.csv"][1..];
+    let graphs = &tables["graphs"];
     let json_graphs: Vec<&Value> = files
         .iter()
         .flat_map(|f| f["replay_coverage"]["graphs"].as_array().expect("graphs"))
         .collect();
-    let header = &tables["graphs.csv"][0];
-    let column = |name: &str| header.iter().position(|h| h == name).expect(name);
-    for (row, graph) in graph_rows.iter().zip(json_graphs) {
-        assert_eq!(row[1], graph["graph"].to_string());
-        assert_eq!(row[3], graph["first_kernel"].as_str().unwrap_or_default());
+    for (row, graph) in graphs.rows.iter().zip(json_graphs) {
+        assert_eq!(graphs.cell(row, "graph"), graph["graph"].to_string());
+        let first = graph["first_kernel"].as_str().unwrap_or_default();
+        assert_eq!(graphs.cell(row, "first_kernel"), first);
         for counter in Counter::ALL.map(Counter::name) {
             assert_eq!(
-                row[column(counter)],
+                graphs.cell(row, counter),
                 graph[counter].to_string(),
                 "{counter}"
             );
@@ -171,26 +162,38 @@ fn rows_agree_with_the_json(
         .flat_map(|f| f["breakdown"]["stages"].as_array().expect("stages"))
         .flat_map(|s| s["kernels"].as_array().expect("kernels"))
         .collect();
-    let kernel_rows = &tables["kernels.csv"][1..];
-    assert_eq!(kernel_rows.len(), json_kernels.len());
-    for (row, kernel) in kernel_rows.iter().zip(json_kernels) {
-        assert_eq!(row[2], kernel["name"].as_str().expect("name"));
-        assert_eq!(row[3], kernel["id"].as_str().expect("a kernel row's id"));
-        assert_eq!(row[3], stepscope_report::kernel_id::kernel_id(&row[2]));
+    let kernels = &tables["kernels"];
+    assert_eq!(kernels.rows.len(), json_kernels.len());
+    for (row, kernel) in kernels.rows.iter().zip(json_kernels) {
+        let name = kernels.cell(row, "kernel");
+        assert_eq!(name, kernel["name"].as_str().expect("name"));
+        let id = kernels.cell(row, "kernel_id");
+        assert_eq!(id, kernel["id"].as_str().expect("a kernel row's id"));
+        assert_eq!(id, stepscope_report::kernel_id::kernel_id(name));
+        // Times in nanoseconds: the JSON's microseconds times 1000.
+        let ns: f64 = kernels.cell(row, "time_ns").parse().expect("an integer");
+        let us = kernel["time_us"].as_f64().expect("time_us");
+        assert!((ns - us * 1e3).abs() < 0.5, "{ns} ns vs {us} µs");
     }
     // Efficiency rows are the JSON's, in its order, with its numbers.
     let json_ops: Vec<&Value> = files
         .iter()
         .flat_map(|f| f["efficiency"]["ops"].as_array().expect("ops"))
         .collect();
-    let op_rows = &tables["efficiency.csv"][1..];
-    assert!(!op_rows.is_empty());
-    assert_eq!(op_rows.len(), json_ops.len());
-    for (row, op) in op_rows.iter().zip(json_ops) {
-        assert_eq!(row[1], op["name"].as_str().expect("name"));
-        assert_eq!(row[5], op["input_dims"].as_str().expect("dims"));
-        assert_eq!(row[9], op["count"].to_string());
-        assert_eq!(row[13].parse::<f64>().ok(), op["gflops"].as_f64());
+    let ops = &tables["efficiency"];
+    assert!(!ops.rows.is_empty());
+    assert_eq!(ops.rows.len(), json_ops.len());
+    for (row, op) in ops.rows.iter().zip(json_ops) {
+        assert_eq!(ops.cell(row, "name"), op["name"].as_str().expect("name"));
+        assert_eq!(
+            ops.cell(row, "input_dims"),
+            op["input_dims"].as_str().expect("dims")
+        );
+        assert_eq!(ops.cell(row, "count"), op["count"].to_string());
+        assert_eq!(
+            ops.cell(row, "gflops").parse::<f64>().ok(),
+            op["gflops"].as_f64()
+        );
     }
 }
 
@@ -213,7 +216,7 @@ fn csv_without_json_still_prints_the_terminal_report() {
     );
     assert!(
         run.stderr
-            .contains(&format!("wrote 6 CSV files to `{}`", dir.path().display())),
+            .contains(&format!("wrote 12 CSV files to `{}`", dir.path().display())),
         "stderr: {}",
         run.stderr
     );
@@ -304,23 +307,4 @@ fn capture_file_missing_exits_2() {
         "stderr: {}",
         run.stderr
     );
-}
-
-/// Duplicate column names break pandas (`category.1`) and other tools: none may repeat.
-#[test]
-fn every_csv_has_unique_column_names() {
-    let dir = tempdir();
-    stepscope([
-        "analyze".as_ref(),
-        SGLANG_DECODE.as_ref(),
-        "--csv".as_ref(),
-        arg(dir.path()),
-    ])
-    .expect_code(0);
-    for (name, _) in headers() {
-        let text = std::fs::read_to_string(dir.path().join(name)).expect(name);
-        let header = &parse_csv(&text)[0];
-        let unique: std::collections::BTreeSet<&String> = header.iter().collect();
-        assert_eq!(unique.len(), header.len(), "{name}: {header:?}");
-    }
 }

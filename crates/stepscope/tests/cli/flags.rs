@@ -190,7 +190,7 @@ fn range_breaks_down_matching_annotations_in_every_output() {
     assert_eq!(
         lines.next(),
         Some(
-            "file,pattern,range,instances,cpu_time_us,gpu_mirror_time_us,events,gpu_time_us,busy_time_us"
+            "run_id,file,rank,pattern,range,instances,cpu_time_ns,gpu_mirror_time_ns,events,gpu_time_ns,busy_time_ns"
         )
     );
     assert!(
@@ -200,8 +200,11 @@ fn range_breaks_down_matching_annotations_in_every_output() {
             .contains("step[DECODE bs=32]")
     );
     for (name, header) in [
-        ("range_categories.csv", "file,range,category,"),
-        ("range_kernels.csv", "file,range,kernel,kernel_id,category,"),
+        ("range_category.csv", "run_id,file,rank,range,category,"),
+        (
+            "range_kernels.csv",
+            "run_id,file,rank,range,position,kernel,kernel_id,category,",
+        ),
     ] {
         let text = std::fs::read_to_string(out.join(name)).expect(name);
         assert!(text.starts_with(header), "{name}: {text:.80}");

@@ -471,7 +471,11 @@ fn a_run_id_already_in_the_folder_is_refused_and_nothing_is_written() {
             })
             .sum()
     };
-    assert_eq!(files(&out), 9, "one file per table");
+    assert_eq!(
+        files(&out),
+        stepscope_report::tables::TABLES.len(),
+        "one file per table"
+    );
     let again = stepscope(args("node-3"));
     again.expect_code(2);
     assert!(
@@ -483,7 +487,8 @@ fn a_run_id_already_in_the_folder_is_refused_and_nothing_is_written() {
         "{}",
         again.stderr
     );
-    assert_eq!(files(&out), 9, "nothing written");
+    let tables = stepscope_report::tables::TABLES.len();
+    assert_eq!(files(&out), tables, "nothing written");
     let bad = stepscope(args("../escape"));
     bad.expect_code(2);
     assert!(
@@ -492,7 +497,7 @@ fn a_run_id_already_in_the_folder_is_refused_and_nothing_is_written() {
         bad.stderr
     );
     stepscope(args("node-4")).expect_code(0);
-    assert_eq!(files(&out), 18, "a second run adds its files");
+    assert_eq!(files(&out), 2 * tables, "a second run adds its files");
     let count = query(
         &out,
         "print(json.dumps(con.sql(f\"SELECT count(DISTINCT run_id) FROM read_parquet('{DIR}/replays/*.parquet')\").fetchone()[0]))",
@@ -610,5 +615,77 @@ fn two_writers_of_one_run_id_at_once_one_wins_whole() {
             entries += 1;
         }
     }
-    assert_eq!(entries, 9 * trials);
+    assert_eq!(entries, stepscope_report::tables::TABLES.len() * trials);
+}
+
+/// `--csv` and `--parquet` of one run are the same tables: the same names, the same columns
+/// in the same order, the same rows, and in every cell the same value (an independent
+/// reader on each side: DuckDB for Parquet, Python's `csv` for CSV).
+#[test]
+fn csv_and_parquet_hold_the_same_tables_cell_for_cell() {
+    let dir = tempdir();
+    let folder = traces(dir.path());
+    let out = dir.path().join("out");
+    let csv = dir.path().join("csv");
+    analyze(
+        dir.path(),
+        &out,
+        &["--csv", csv.to_str().expect("path"), "--range", r"^step\["],
+        2,
+    );
+    assert!(folder.is_dir());
+    let script = format!(
+        r#"
+import csv, datetime
+CSV = {csv:?}
+tables = {tables:?}
+report = {{}}
+def same(text, value, timestamp):
+    if value is None:
+        return text == ""
+    if timestamp:
+        at = datetime.datetime.fromisoformat(text.replace("Z", "+00:00"))
+        return round(at.timestamp() * 1e6) == value
+    if isinstance(value, bool):
+        return text == ("true" if value else "false")
+    if isinstance(value, int):
+        return int(text) == value
+    if isinstance(value, float):
+        return float(text) == value
+    return text == value or text == "'" + value
+for name in tables:
+    source = f"read_parquet('{{DIR}}/{{name}}/*.parquet')"
+    kinds = con.sql(f"DESCRIBE SELECT * FROM {{source}}").fetchall()
+    stamps = [k[1].startswith("TIMESTAMP") for k in kinds]
+    select = ", ".join(
+        f'epoch_us("{{k[0]}}")' if stamp else f'"{{k[0]}}"' for k, stamp in zip(kinds, stamps)
+    )
+    rows = con.sql(f"SELECT {{select}} FROM {{source}}").fetchall()
+    columns = [k[0] for k in kinds]
+    with open(f"{{CSV}}/{{name}}.csv", newline="") as f:
+        records = list(csv.reader(f))
+    header, records = records[0], records[1:]
+    differ = [
+        (i, c, records[i][j], repr(row[j]))
+        for i, row in enumerate(rows) if i < len(records)
+        for j, c in enumerate(columns) if not same(records[i][j], row[j], stamps[j])
+    ]
+    report[name] = {{"header": header == columns, "rows": [len(rows), len(records)],
+                     "differ": differ[:5]}}
+print(json.dumps(report))
+"#,
+        csv = csv.display().to_string(),
+        tables = stepscope_report::tables::TABLES,
+    );
+    let report = query(&out, &script);
+    let mut with_rows = 0;
+    for name in stepscope_report::tables::TABLES {
+        let table = &report[name];
+        assert_eq!(table["header"], true, "{name}: {table}");
+        assert_eq!(table["rows"][0], table["rows"][1], "{name}: {table}");
+        assert_eq!(table["differ"], json!([]), "{name}: {table}");
+        with_rows += usize::from(table["rows"][0].as_u64() > Some(0));
+    }
+    // Every table but the ranges of files without the annotation has rows to compare.
+    assert!(with_rows >= 10, "{report}");
 }

@@ -95,6 +95,7 @@ impl AnalyzeArgs {
             wide,
             color: output::use_color(color),
             progress: !no_progress,
+            messages: true,
         };
         (request, view)
     }
@@ -115,14 +116,16 @@ pub struct AnalyzeArgs {
     /// Print the report as JSON (schema in docs/json-schema.md) instead of tables.
     #[arg(long)]
     pub json: bool,
-    /// Also write one CSV per table into this folder.
+    /// Also write the tables as CSV files into this folder (created if missing):
+    /// `DIR/<table>.csv` for each of the tables --parquet writes, with the same columns and
+    /// units (times in nanoseconds; docs/parquet-schema.md).
     #[arg(long, value_name = "DIR")]
     pub csv: Option<PathBuf>,
     /// Also write the results as Parquet tables into this folder (created if missing): one
     /// file per table per run (`DIR/<table>/<run_id>.parquet`: runs, files, graphs, replays,
-    /// findings, stages, stage_category, kernels), keyed by run id, file and rank. Runs
-    /// appended to one folder read as one table in DuckDB, Spark or Polars
-    /// (docs/parquet-schema.md).
+    /// findings, stages, stage_category, kernels, efficiency, ranges, range_category,
+    /// range_kernels), keyed by run id, file and rank. Runs appended to one folder read as
+    /// one table in DuckDB, Spark or Polars (docs/parquet-schema.md).
     #[arg(long, value_name = "DIR")]
     pub parquet: Option<PathBuf>,
     /// The run's id in the Parquet dataset (letters, digits, `.`, `_`, `-`); refused when

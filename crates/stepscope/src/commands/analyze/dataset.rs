@@ -5,7 +5,12 @@ use crate::output;
 use std::hash::{BuildHasher, Hasher};
 use std::path::{Path, PathBuf};
 use stepscope_report::parquet::{RunId, RunInfo, check_new_run, write_dataset};
-use stepscope_report::schema::Document;
+use stepscope_report::schema::{Document, count as noun_count};
+
+/// `1 input file`, `2 replays`.
+fn count(n: usize, noun: &str) -> String {
+    noun_count(u32::try_from(n).unwrap_or(u32::MAX), noun)
+}
 
 /// Where the tables go, and the run they describe.
 #[derive(Debug, Clone)]
@@ -49,6 +54,18 @@ pub fn resolve(
     }))
 }
 
+/// A run with a new id, started now: the run of the tables `--csv` writes without
+/// `--parquet`, and of the tables an in-process caller gets.
+pub fn new_run(inputs: usize, command: Option<String>) -> RunInfo {
+    let started_at_us = jiff::Timestamp::now().as_microsecond();
+    RunInfo {
+        id: RunId::generate(started_at_us, salt()),
+        started_at_us,
+        command: command.unwrap_or_else(command_line),
+        inputs,
+    }
+}
+
 /// A random number: the standard library seeds each `RandomState` from the OS.
 fn salt() -> u64 {
     let mut hasher = std::hash::RandomState::new().build_hasher();
@@ -80,12 +97,15 @@ pub fn write(document: &Document, settings: &ParquetSettings) -> anyhow::Result<
         .map(|f| f.replays.as_ref().map_or(0, Vec::len))
         .sum();
     output::note(&format!(
-        "parquet: run `{}` written to `{}` ({} tables, {} files, {} replays); query `{}` as one table",
+        "parquet: run `{}` written to `{}` ({} tables; {}, {}); query `{}` as one table",
         settings.run.id,
         settings.dir.display(),
         written.len(),
-        document.files.len() + document.failed_files.len(),
-        replays,
+        count(
+            document.files.len() + document.failed_files.len(),
+            "input file"
+        ),
+        count(replays, "replay"),
         Path::new(&settings.dir).join("<table>/*.parquet").display(),
     ));
     Ok(())

@@ -27,6 +27,9 @@ pub fn efficiency(document: &Document, run_id: &str) -> Table {
         .column("kernel_time_mean_ns", &rows, |r| {
             r.item.kernel_time_us.map(|k| ns(k.mean))
         })
+        .column("kernel_time_median_ns", &rows, |r| {
+            r.item.kernel_time_us.map(|k| ns(k.median))
+        })
         .column("kernel_time_sum_ns", &rows, |r| {
             ns(r.item.kernel_time_us_sum)
         })

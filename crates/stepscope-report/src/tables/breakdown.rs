@@ -66,14 +66,20 @@ fn stage_rows<'a>(document: &'a Document, kernels: bool) -> Vec<Keyed<'a, StageR
     })
 }
 
-/// The columns a category and a kernel row share.
-fn row_columns(table: &mut Table, rows: &[Keyed<'_, StageRow<'_>>]) {
+/// The columns a category and a kernel row share (of a stage or of a range); `row` finds
+/// the row in an item.
+pub(super) fn row_columns<T>(
+    table: &mut Table,
+    rows: &[Keyed<'_, T>],
+    row: impl Fn(&T) -> &Row + Copy,
+) {
     table
-        .column("events", rows, |r| r.item.row.events)
-        .column("time_ns", rows, |r| ns(r.item.row.time_us))
-        .column("share", rows, |r| r.item.row.share)
-        .column("events_by_op", rows, |r| r.item.row.events_by_op)
-        .column("time_by_op_ns", rows, |r| ns(r.item.row.time_by_op_us));
+        .column("events", rows, |r| row(&r.item).events)
+        .column("time_ns", rows, |r| ns(row(&r.item).time_us))
+        .column("share", rows, |r| row(&r.item).share)
+        .column("mean_ns", rows, |r| ns(row(&r.item).mean_us))
+        .column("events_by_op", rows, |r| row(&r.item).events_by_op)
+        .column("time_by_op_ns", rows, |r| ns(row(&r.item).time_by_op_us));
 }
 
 /// One row per stage and kernel category of each file.
@@ -83,7 +89,7 @@ pub fn stage_category(document: &Document, run_id: &str) -> Table {
     table
         .column("stage", &rows, |r| r.item.stage)
         .column("category", &rows, |r| r.item.row.category.as_str());
-    row_columns(&mut table, &rows);
+    row_columns(&mut table, &rows, |r| r.row);
     table
 }
 
@@ -99,6 +105,6 @@ pub fn kernels(document: &Document, run_id: &str) -> Table {
             r.item.row.id.as_deref().unwrap_or_default()
         })
         .column("category", &rows, |r| r.item.row.category.as_str());
-    row_columns(&mut table, &rows);
+    row_columns(&mut table, &rows, |r| r.row);
     table
 }
