@@ -194,16 +194,59 @@ class Analysis:
         return (
             '<div class="stepscope-analysis">'
             f"<h3>stepscope: {html.escape(self.verdict.upper())}</h3>"
-            f"<p>{counts['recorded_replays']} of {counts['replays']} graph replays recorded "
-            f"({counts['complete_replays']} complete, {counts['short_replays']} short, "
-            f"{counts['empty_replays']} empty)</p>"
-            "<table><thead><tr><th>file</th><th>verdict</th><th>replays recorded</th>"
+            + _replays_line(counts)
+            + "<table><thead><tr><th>file</th><th>verdict</th><th>replays recorded</th>"
             "<th>GPU time by stage</th></tr></thead><tbody>"
             + "".join(rows)
             + "</tbody></table>"
             + (f"<p>Not read:</p><ul>{failed}</ul>" if failed else "")
+            + "".join(_missing_and_fix(file) for file in self.files)
             + "</div>"
         )
+
+
+def _replays_line(counts: dict[str, int]) -> str:
+    """``24 of 25 graph replays recorded (…)``, or that there were none to record."""
+    if not counts["replays"]:
+        return "<p>no graph replays</p>"
+    return (
+        f"<p>{counts['recorded_replays']} of {counts['replays']} graph replays recorded "
+        f"({counts['complete_replays']} complete, {counts['short_replays']} short, "
+        f"{counts['empty_replays']} empty)</p>"
+    )
+
+
+def _missing_and_fix(file: dict[str, Any]) -> str:
+    """For a file that lost replays: the GPU time they miss (as a range where it is one),
+    and the runtime switches that make the profiler record them."""
+    coverage = file["replay_coverage"]
+    low = coverage.get("missing_gpu_time_low_us") or 0.0
+    high = coverage.get("missing_gpu_time_high_us")
+    if not low and not high:
+        return ""
+    share_low = (coverage.get("missing_share_low") or 0.0) * 100
+    share_high = (coverage.get("missing_share_high") or 0.0) * 100
+    missing = f"{low / 1000:.1f} – {high / 1000:.1f} ms" if high is not None else (
+        f"at least {low / 1000:.1f} ms"
+    )
+    part = (
+        f"<p>{html.escape(file['path'])}: the unrecorded replays miss {missing} of GPU time "
+        f"({share_low:.1f} – {share_high:.1f} % of the file's)</p>"
+    )
+    advice = file.get("advice") or {}
+    switches = advice.get("switches") or []
+    if advice.get("applies") and switches:
+        lines = "".join(
+            f"<li><code>{html.escape(w['variable'])}={html.escape(w['value'])}</code>: "
+            f"{html.escape(w.get('effect') or '')}</li>"
+            for w in switches
+        )
+        reason = html.escape(advice.get("reason") or "")
+        part += (
+            f"<p>Start the server with these set to record every replay"
+            f"{': ' + reason if reason else ''}</p><ul>{lines}</ul>"
+        )
+    return part
 
 
 class Diff:
@@ -233,4 +276,49 @@ class Diff:
         return (
             f"<stepscope.Diff {len(self.stages)} stage(s) compared, "
             f"{len(self.refused)} refused, exit {self.exit_code}>"
+        )
+
+    def _repr_html_(self) -> str:
+        """The summary a notebook shows: each compared stage's GPU time per step before and
+        after, with the interval of the change, and each refused stage with its reason."""
+        rows = []
+        for stage in self.stages:
+            per_step = stage.get("per_step") or {}
+            low, high = per_step.get("relative_low"), per_step.get("relative_high")
+            interval = (
+                f"{low * 100:+.1f} … {high * 100:+.1f} %"
+                if low is not None and high is not None
+                else "too few steps"
+            )
+            rows.append(
+                "<tr><td>{}</td><td>{:.1f}</td><td>{:.1f}</td><td>{:+.1f} %</td>"
+                "<td>{}</td></tr>".format(
+                    html.escape(stage["stage"]) + (" (forced)" if stage.get("forced") else ""),
+                    (per_step.get("base_median_us") or 0.0) / 1000,
+                    (per_step.get("new_median_us") or 0.0) / 1000,
+                    (per_step.get("relative") or 0.0) * 100,
+                    interval,
+                )
+            )
+        refused = "".join(
+            f"<li><b>{html.escape(r['stage'])}</b>: {html.escape(r['reason'])}"
+            f"{' Fix: ' + html.escape(r['fix']) if r.get('fix') else ''}</li>"
+            for r in self.refused
+        )
+        gate = self.regression_gate
+        return (
+            '<div class="stepscope-diff">'
+            f"<h3>stepscope diff: {len(self.stages)} stage(s) compared, "
+            f"{len(self.refused)} refused (exit {self.exit_code})</h3>"
+            "<table><thead><tr><th>stage</th><th>base ms/step</th><th>new ms/step</th>"
+            "<th>change</th><th>95 % interval</th></tr></thead><tbody>"
+            + "".join(rows)
+            + "</tbody></table>"
+            + (f"<p>Refused (not compared):</p><ul>{refused}</ul>" if refused else "")
+            + (
+                f"<p>Regression gate: {html.escape(str(gate))}</p>"
+                if gate is not None
+                else ""
+            )
+            + "</div>"
         )

@@ -113,23 +113,30 @@ def diff(
     fail_on_regression: float | None = None,
     no_capture_folder: bool = False,
     categories: PathLike | None = None,
+    format: str | None = None,
+    allow_truncated: bool = False,
+    threads: int = 0,
     html: PathLike | None = None,
     top: int = 10,
 ) -> Diff:
     """Compares two runs (files, folders of rank files, or profile run directories), as
     ``stepscope diff BASE NEW --json`` does. ``fail_on_regression`` (percent) sets the
-    gate whose result ``exit_code`` and ``regression_gate`` give."""
-    args = [os.fspath(base), os.fspath(new), "--no-progress", "--top", str(top)]
-    if fail_on_regression is not None:
-        args += ["--fail-on-regression", str(fail_on_regression)]
-    for flag, value in (("--categories", categories), ("--html", html)):
-        if value is not None:
-            args += [flag, os.fspath(value)]
-    if force:
-        args.append("--force")
-    if no_capture_folder:
-        args.append("--no-capture-folder")
-    text, exit_code = _call(_stepscope.diff, args)
+    gate whose result ``exit_code`` and ``regression_gate`` give. A value of the wrong type
+    is a ``TypeError``, an unusable one a ``ValueError``, each naming the parameter."""
+    text, exit_code = _call(
+        _stepscope.diff,
+        base,
+        new,
+        force=force,
+        fail_on_regression=fail_on_regression,
+        no_capture_folder=no_capture_folder,
+        categories=categories,
+        format=format,
+        allow_truncated=allow_truncated,
+        threads=threads,
+        html=html,
+        top=top,
+    )
     return Diff(json.loads(text), exit_code)
 
 

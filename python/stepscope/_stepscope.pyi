@@ -35,8 +35,22 @@ def analyze(
     ``TypeError``, an unusable value ``ValueError``, each naming the parameter; what the
     command would fail on raises ``StepscopeError``."""
 
-def diff(args: list[str]) -> tuple[str, int]:
-    """``stepscope diff ARGS…``: the JSON document and the exit code."""
+def diff(
+    base: str | os.PathLike[str],
+    new: str | os.PathLike[str],
+    *,
+    force: bool = False,
+    fail_on_regression: float | None = None,
+    no_capture_folder: bool = False,
+    categories: str | os.PathLike[str] | None = None,
+    format: str | None = None,
+    allow_truncated: bool = False,
+    threads: int = 0,
+    html: str | os.PathLike[str] | None = None,
+    top: int = 10,
+) -> tuple[str, int]:
+    """``stepscope diff`` from typed keyword arguments: the JSON document and the exit
+    code. Types and values are checked as ``analyze``'s are."""
 
 def find_traces(paths: list[str]) -> list[str]:
     """The trace files ``stepscope analyze PATHS`` would read, in its order."""

@@ -324,3 +324,68 @@ def test_a_trace_cut_while_read_raises_and_the_interpreter_lives(tmp_path):
         finally:
             cutter.join()
     assert told > 0, "no cut landed inside a read: make the file longer"
+
+
+@pytest.mark.parametrize(
+    "keywords, error, says",
+    [
+        ({"top": "5"}, TypeError, ["'top'"]),
+        ({"force": "yes"}, TypeError, ["'force'"]),
+        ({"fail_on_regression": "5"}, TypeError, ["'fail_on_regression'"]),
+        ({"fail_on_regression": -1.0}, ValueError, ["fail_on_regression", "-1"]),
+        ({"format": "parquet"}, ValueError, ["format", "parquet"]),
+    ],
+)
+def test_diff_takes_typed_keywords(keywords, error, says):
+    with pytest.raises(error) as raised:
+        stepscope.diff(SGLANG, SGLANG, **keywords)
+    for word in says:
+        assert word in str(raised.value), str(raised.value)
+
+
+def test_an_error_is_raised_not_printed_first(tmp_path, capfd):
+    # The exception carries every unreadable file's error; nothing goes to stderr before.
+    broken = tmp_path / "broken.json"
+    broken.write_text('{"traceEvents": [')
+    with pytest.raises(stepscope.StepscopeError) as error:
+        stepscope.analyze(broken)
+    assert "broken.json" in error.value.message
+    with pytest.raises(stepscope.StepscopeError) as error:
+        stepscope.diff(broken, SGLANG)
+    assert "BASE" in error.value.message and "broken.json" in error.value.message
+    captured = capfd.readouterr()
+    assert captured.err == "" and captured.out == "", captured
+
+
+def test_the_notebook_display_of_an_incomplete_result_says_what_is_missing_and_the_fix(
+    cli, tmp_path
+):
+    done = subprocess.run(
+        [cli, "demo", "--keep", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode in (0, 3), done.stderr
+    symptom = tmp_path / "demo_rocm_symptom.trace.json.gz"
+    page = stepscope.analyze(symptom)._repr_html_()
+    assert "INCOMPLETE" in page
+    assert "miss" in page and " ms of GPU time" in page, page
+    assert "DEBUG_CLR_GRAPH_PACKET_CAPTURE=0" in page, page
+    none = stepscope.analyze(TRACES / "stepscope/vllm-cpu/rank0.1796509274149173928.pt.trace.json.gz")
+    assert "no graph replays" in none._repr_html_()
+    assert "0 of 0" not in none._repr_html_()
+
+
+def test_a_diff_has_a_notebook_display_with_its_stages_and_refusals(cli, tmp_path):
+    subprocess.run(
+        [cli, "demo", "--keep", str(tmp_path)],
+        capture_output=True,
+        check=False,
+    )
+    result = stepscope.diff(
+        tmp_path / "demo_complete.trace.json.gz", tmp_path / "demo_rocm_symptom.trace.json.gz"
+    )
+    page = result._repr_html_()
+    assert "prefill" in page and "ms/step" in page, page
+    assert "Refused" in page and "decode" in page, page

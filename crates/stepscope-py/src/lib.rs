@@ -12,7 +12,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
 use std::ffi::OsString;
 use std::path::PathBuf;
-use stepscope::app::{AnalyzeRequest, Gate, Outputs, Reading, RequestError};
+use stepscope::app::{AnalyzeRequest, DiffRequest, Gate, Outputs, Reading, RequestError};
 
 pyo3::create_exception!(
     _stepscope,
@@ -129,11 +129,55 @@ fn value_error(error: RequestError) -> PyErr {
     PyValueError::new_err(error.to_string())
 }
 
-/// `stepscope diff ARGS…` in-process: `(json, exit_code)`.
+/// `stepscope diff` in-process, from typed keyword arguments: `(json, exit_code)`. Types
+/// and values are checked as `analyze`'s are.
 #[pyfunction]
-fn diff(py: Python<'_>, args: Vec<String>) -> PyResult<(String, u8)> {
-    let argv: Vec<OsString> = args.into_iter().map(OsString::from).collect();
-    py.detach(|| stepscope::api::diff(&argv)).map_err(raise)
+#[pyo3(signature = (
+    base, new, *, force=false, fail_on_regression=None, no_capture_folder=false,
+    categories=None, format=None, allow_truncated=false, threads=0, html=None, top=10
+))]
+#[expect(
+    clippy::too_many_arguments,
+    reason = "one Rust parameter per Python keyword argument: pyo3 checks each one's type and names it in the error"
+)]
+fn diff(
+    py: Python<'_>,
+    base: PathBuf,
+    new: PathBuf,
+    force: bool,
+    fail_on_regression: Option<f64>,
+    no_capture_folder: bool,
+    categories: Option<PathBuf>,
+    format: Option<String>,
+    allow_truncated: bool,
+    threads: i64,
+    html: Option<PathBuf>,
+    top: i64,
+) -> PyResult<(String, u8)> {
+    let request = DiffRequest {
+        base,
+        new,
+        capture_folders: !no_capture_folder,
+        reading: Reading {
+            categories,
+            allow_truncated,
+            format: format
+                .as_deref()
+                .map(RequestError::format)
+                .transpose()
+                .map_err(value_error)?
+                .flatten(),
+            threads: count("threads", threads)?,
+        },
+        force,
+        fail_on_regression: fail_on_regression
+            .map(|pct| RequestError::percent("fail_on_regression", pct))
+            .transpose()
+            .map_err(value_error)?,
+        html,
+        top: count("top", top)?,
+    };
+    py.detach(|| stepscope::api::diff(request)).map_err(raise)
 }
 
 /// `stepscope env ARGS…` in-process: `([(variable, value)], explanation)`.

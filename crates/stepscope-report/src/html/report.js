@@ -638,7 +638,7 @@
     return el("div", { class: "num", data: { side: name } },
       el("span", {}, name.toUpperCase() + " · " + side.path), el("br"),
       el("span", { class: "badge " + verdictClass(side.verdict) }, verdictWord(side.verdict)),
-      el("span", {}, ` ${n.recorded_replays} of ${n.replays} graph replays recorded (${percent(n.coverage)})`));
+      el("span", {}, n.replays > 0 ? ` ${n.recorded_replays} of ${n.replays} graph replays recorded (${percent(n.coverage)})` : " no graph replays"));
   }
   function rowDeltas(rows, name, mono, id) {
     const flat = rows.map((r) => ({ id: r.id, name: r.name, category: r.category, base: r.base.time_us, new: r.new.time_us,

@@ -5,7 +5,7 @@ use super::{
     KERNEL_COLUMN, TerminalOptions, kernel_id_note, kernel_names, micros_text, new_table, percent,
     right_align,
 };
-use super::{completeness_text, verdict_word};
+use super::{recorded_text, verdict_word};
 use crate::schema::count;
 use crate::schema::diff::{
     DiffDocument, DiffSide, PerStep, RefusedStage, RegressionGate, RowDelta, StageDelta,
@@ -62,7 +62,8 @@ pub fn render_diff(document: &DiffDocument, options: &TerminalOptions) -> String
     out
 }
 
-/// `BASE  a.json.gz: COMPLETE — 25 of 25 graph replays recorded (100%), completeness 100%`.
+/// `BASE  a.json.gz: COMPLETE — kernels of 25 of 25 graph replays recorded (100%),
+/// completeness 100%`.
 /// Each side's warnings and unreadable files.
 fn side_problems(out: &mut String, document: &DiffDocument) {
     for (label, side) in [("BASE", &document.base), ("NEW", &document.new)] {
@@ -95,13 +96,10 @@ fn side_line(out: &mut String, label: &str, side: &DiffSide, options: &TerminalO
     };
     let _ = writeln!(
         out,
-        "{label}  {}{files}{windows}: {} — {} of {} recorded ({}), completeness {}",
+        "{label}  {}{files}{windows}: {} — {}",
         stepscope_model::text::escape_controls(&side.path),
         verdict_word(side.verdict, options),
-        n.totals.recorded_replays,
-        count(n.totals.replays, "graph replay"),
-        percent(n.coverage),
-        completeness_text(n)
+        recorded_text(n)
     );
 }
 

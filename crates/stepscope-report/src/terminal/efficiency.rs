@@ -2,6 +2,7 @@
 //! by kernel time when the device's peaks are unknown.
 
 use super::{TerminalOptions, new_table, right_align};
+use crate::schema::count;
 use crate::schema::diff_rates::OpRates;
 use crate::schema::efficiency::{EfficiencyReport, EfficiencyRow};
 use std::fmt::Write;
@@ -38,9 +39,12 @@ pub(super) fn render_efficiency(
     };
     let _ = writeln!(
         out,
-        "\nEFFICIENCY — {} op rows from {} modelled calls, {heading}",
-        report.ops.len(),
-        report.modelled_calls
+        "\nEFFICIENCY — {} from {}, {heading}",
+        count(small(report.ops.len()), "op row"),
+        count(
+            u32::try_from(report.modelled_calls).unwrap_or(u32::MAX),
+            "modelled call"
+        ),
     );
     let mut header = vec!["op", "shapes", "calls", "mean µs", "TFLOP/s", "TB/s"];
     let with_roof = report.device.is_some();
@@ -66,7 +70,8 @@ fn render_notes(out: &mut String, report: &EfficiencyReport, outer: usize) {
     if outer > 0 {
         let _ = writeln!(
             out,
-            "{outer} rows of ops around other modelled ops (aten::linear around aten::addmm) left out: their kernels are in the rows of the ops inside"
+            "{} of ops around other modelled ops (aten::linear around aten::addmm) left out: their kernels are in the rows of the ops inside",
+            count(small(outer), "row")
         );
     }
     if let Some(note) = report.replays_note {
@@ -159,4 +164,9 @@ pub(super) fn render_op_rates(out: &mut String, rates: &OpRates, options: &Termi
     }
     right_align(&mut table, 2);
     let _ = writeln!(out, "{table}");
+}
+
+/// A row count as `count` takes it.
+fn small(n: usize) -> u32 {
+    u32::try_from(n).unwrap_or(u32::MAX)
 }

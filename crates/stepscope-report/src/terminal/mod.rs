@@ -8,7 +8,9 @@ mod verdict;
 
 pub use diff::render_diff;
 use stepscope_model::text::{escape_controls, escape_controls_keep_lines};
-pub use verdict::{completeness_text, finding_text, ranges, share_range, verdict_word};
+pub use verdict::{
+    completeness_text, finding_text, ranges, recorded_text, share_range, verdict_word,
+};
 
 use crate::schema::{
     Breakdown, CategorisedBy, Combined, Document, FileReport, Ranges, Row, Stage, count,
@@ -224,12 +226,9 @@ pub fn combined_verdict(combined: &Combined, options: &TerminalOptions) -> Strin
         format!(" ({})", why.join("; "))
     };
     format!(
-        "replay coverage: {}{why} — kernels of {} of {} recorded ({}), completeness {}\n",
+        "replay coverage: {}{why} — {}\n",
         verdict_word(combined.verdict, options),
-        n.totals.recorded_replays,
-        count(n.totals.replays, "graph replay"),
-        percent(n.coverage),
-        completeness_text(n)
+        verdict::recorded_text(n)
     )
 }
 

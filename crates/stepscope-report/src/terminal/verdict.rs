@@ -97,6 +97,21 @@ pub fn completeness_text(n: &CoverageNumbers) -> String {
     }
 }
 
+/// `kernels of 24 of 25 graph replays recorded (96%), completeness 98%`, or
+/// `no graph replays` when there were none to record.
+pub fn recorded_text(n: &CoverageNumbers) -> String {
+    if n.totals.replays == 0 {
+        return "no graph replays".to_owned();
+    }
+    format!(
+        "kernels of {} of {} recorded ({}), completeness {}",
+        n.totals.recorded_replays,
+        count(n.totals.replays, "graph replay"),
+        percent(n.coverage),
+        completeness_text(n)
+    )
+}
+
 /// The verdict line and what belongs right under it.
 pub fn render_verdict(out: &mut String, file: &FileReport, options: &TerminalOptions) {
     let coverage = &file.replay_coverage;

@@ -6,4 +6,6 @@
 
 mod request;
 
-pub use request::{AnalyzeRequest, CategoryTable, Gate, Outputs, Reading, RequestError};
+pub use request::{
+    AnalyzeRequest, CategoryTable, DiffRequest, Gate, Outputs, Reading, RequestError,
+};

@@ -51,6 +51,46 @@ impl AnalyzeRequest {
     }
 }
 
+/// Everything `diff` is asked to do: the two sides, how to read them, and the gate (what
+/// the flags of `stepscope diff` and the keyword arguments of `stepscope.diff` become).
+#[derive(Debug, Clone)]
+pub struct DiffRequest {
+    /// The run before the change: a trace file, a folder of rank files, or a profile run.
+    pub base: PathBuf,
+    /// The run after the change.
+    pub new: PathBuf,
+    /// Read the `capture_traces/` folders on either side.
+    pub capture_folders: bool,
+    /// How to read both sides' files.
+    pub reading: Reading,
+    /// Compare stages anyway whose time lacks a side's unrecorded replays.
+    pub force: bool,
+    /// Fail when a stage's GPU time per step grew by more than this percentage beyond
+    /// noise.
+    pub fail_on_regression: Option<f64>,
+    /// Also write the comparison as one self-contained HTML page.
+    pub html: Option<PathBuf>,
+    /// Kernels listed per stage.
+    pub top: usize,
+}
+
+impl DiffRequest {
+    /// `base` against `new` with every default: capture folders read, built-in categories,
+    /// formats sniffed, nothing forced, no gate, nothing written, 10 kernels per stage.
+    pub fn new(base: PathBuf, new: PathBuf) -> Self {
+        DiffRequest {
+            base,
+            new,
+            capture_folders: true,
+            reading: Reading::default(),
+            force: false,
+            fail_on_regression: None,
+            html: None,
+            top: 10,
+        }
+    }
+}
+
 /// How to read trace files.
 #[derive(Debug, Clone, Default)]
 pub struct Reading {
@@ -156,11 +196,27 @@ impl RequestError {
         })
     }
 
+    /// `value` as a percentage threshold (`fail_on_regression`): finite, 0 or more.
+    ///
+    /// # Errors
+    ///
+    /// A negative, infinite or NaN value.
+    pub fn percent(option: &'static str, value: f64) -> Result<f64, RequestError> {
+        if value.is_finite() && value >= 0.0 {
+            return Ok(value);
+        }
+        Err(RequestError {
+            option,
+            value: value.to_string(),
+            message: "not a percentage\nhint: give a number of 0 or more, e.g. 5 or 2.5".to_owned(),
+        })
+    }
+
     /// The annotation pattern `regex`.
     ///
     /// # Errors
     ///
-    /// Not a valid regex: why, and the syntax.
+    /// A pattern the regex engine refuses, with its reason.
     pub fn range(regex: &str) -> Result<RangePattern, RequestError> {
         RangePattern::new(regex).map_err(|e| RequestError {
             option: "range",

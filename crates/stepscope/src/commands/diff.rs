@@ -3,13 +3,14 @@
 //! replays is refused unless `--force`.
 
 use super::analyze::captures;
-use super::analyze::{AnalyzeSettings, Analyzed, analyze_files, write_page};
+use super::analyze::{AnalyzeSettings, Analyzed, View, analyze_files, write_page};
 use super::inputs::{
     FoundCapture, add_captures_beside, find_inputs, leave_out_captures, with_companions,
 };
 use super::outputs::{Output, refuse_overwrites};
 use super::read_args::{CategoryTable, ReadArgs};
 use crate::Outcome;
+use crate::app::DiffRequest;
 use crate::cli::ColorChoice;
 use crate::output;
 use anyhow::{Context, bail};
@@ -141,11 +142,13 @@ pub struct DiffSettings {
     wide: bool,
     color: bool,
     progress: bool,
+    messages: bool,
 }
 
-impl DiffSettings {
-    /// Resolves arguments; every field is destructured so a new flag cannot be ignored.
-    pub fn resolve(args: DiffArgs) -> anyhow::Result<Self> {
+impl DiffArgs {
+    /// The request and the view the flags say; every field is destructured so a new flag
+    /// cannot be ignored.
+    pub fn request(self) -> (DiffRequest, View) {
         let DiffArgs {
             base,
             new,
@@ -159,7 +162,47 @@ impl DiffSettings {
             color,
             wide,
             no_progress,
-        } = args;
+        } = self;
+        let request = DiffRequest {
+            base,
+            new,
+            capture_folders: !no_capture_folder,
+            reading: reading.reading(),
+            force,
+            fail_on_regression,
+            html,
+            top,
+        };
+        let view = View {
+            json,
+            wide,
+            color: output::use_color(color),
+            progress: !no_progress,
+            messages: true,
+        };
+        (request, view)
+    }
+}
+
+impl DiffSettings {
+    /// Resolves a request; every field is destructured so a new option cannot be ignored.
+    ///
+    /// # Errors
+    ///
+    /// A side that does not exist or holds no trace, a category table that cannot be read,
+    /// an HTML page that would write over an input.
+    pub fn resolve(request: DiffRequest, view: View) -> anyhow::Result<Self> {
+        let DiffRequest {
+            base,
+            new,
+            capture_folders,
+            reading,
+            force,
+            fail_on_regression,
+            html,
+            top,
+        } = request;
+        let no_capture_folder = !capture_folders;
         let categories_path = reading.categories.clone();
         let (read, categories) = reading.resolve()?;
         if let Some(path) = &html {
@@ -185,14 +228,15 @@ impl DiffSettings {
             new,
             read,
             categories,
-            json,
+            json: view.json,
             force,
             fail_on_regression,
             html,
             top,
-            wide,
-            color: output::use_color(color),
-            progress: !no_progress,
+            wide: view.wide,
+            color: view.color,
+            progress: view.progress,
+            messages: view.messages,
         })
     }
 
@@ -208,6 +252,7 @@ impl DiffSettings {
             top: self.top,
             color: self.color,
             progress: self.progress,
+            messages: self.messages,
             ..AnalyzeSettings::for_files(side.files.clone())
         }
     }
@@ -322,16 +367,30 @@ impl Analysed {
 }
 
 /// Analyses one side as `analyze` does; `None` (errors printed) when no file could be read.
-fn analyse_side(settings: &DiffSettings, side: &SideSettings, label: &str) -> Option<Analysed> {
+/// A side analysed as `analyze` would; when none of its files could be read, what to say:
+/// the side and each file's error.
+fn analyse_side(
+    settings: &DiffSettings,
+    side: &SideSettings,
+    label: &str,
+) -> Result<Analysed, String> {
     let analyzed = analyze_files(&settings.analyze_settings(side));
-    let found = Analysed::new(side.source.clone(), analyzed);
-    if found.is_none() {
-        output::print_error(&anyhow::anyhow!(
+    let errors: Vec<String> = analyzed
+        .failed()
+        .iter()
+        .map(|f| format!("  {}: {}", f.path, f.error))
+        .collect();
+    Analysed::new(side.source.clone(), analyzed).ok_or_else(|| {
+        let mut message = format!(
             "{label} `{}`: no trace file could be read",
             side.source.path
-        ));
-    }
-    found
+        );
+        for error in errors {
+            message.push('\n');
+            message.push_str(&error);
+        }
+        message
+    })
 }
 
 fn wire_side(side: &Analysed) -> DiffSide {
@@ -468,27 +527,38 @@ pub fn html_page<'a>(
 
 /// `stepscope diff`.
 pub fn run(args: DiffArgs) -> anyhow::Result<Outcome> {
-    let settings = match DiffSettings::resolve(args) {
+    let (request, view) = args.request();
+    let settings = match DiffSettings::resolve(request, view) {
         Ok(settings) => settings,
         Err(error) => {
             output::print_error(&error);
             return Ok(Outcome::InputError);
         }
     };
-    let Some(compared) = compared(&settings)? else {
-        return Ok(Outcome::InputError);
+    let compared = match compared(&settings)? {
+        Ok(compared) => compared,
+        Err(unreadable) => {
+            output::print_error(&anyhow::anyhow!(unreadable));
+            return Ok(Outcome::InputError);
+        }
     };
     emit(&compared.diff, &settings)?;
     Ok(outcome(&compared.diff))
 }
 
-/// Both sides analysed and compared, the gate applied and `--html` written; `None` when a
-/// side could not be read (said on stderr).
-pub fn compared(settings: &DiffSettings) -> anyhow::Result<Option<Compared>> {
+/// Both sides analysed and compared, the gate applied and `--html` written; `Err` with
+/// what to say when a side could not be read.
+///
+/// # Errors
+///
+/// An HTML page that could not be written.
+pub fn compared(settings: &DiffSettings) -> anyhow::Result<Result<Compared, String>> {
     let base = analyse_side(settings, &settings.base, "BASE");
     let new = analyse_side(settings, &settings.new, "NEW");
-    let (Some(base), Some(new)) = (base, new) else {
-        return Ok(None);
+    let (base, new) = match (base, new) {
+        (Ok(base), Ok(new)) => (base, new),
+        (Err(base), Err(new)) => return Ok(Err(format!("{base}\n{new}"))),
+        (Err(one), _) | (_, Err(one)) => return Ok(Err(one)),
     };
     let mut compared = compare(base, new, settings.force, settings.top);
     if let Some(threshold) = settings.fail_on_regression {
@@ -502,7 +572,7 @@ pub fn compared(settings: &DiffSettings) -> anyhow::Result<Option<Compared>> {
         let page = html_page(&compared, title, String::new());
         write_page(&stepscope_report::html::render(&page), path)?;
     }
-    Ok(Some(compared))
+    Ok(Ok(compared))
 }
 
 fn emit(document: &DiffDocument, settings: &DiffSettings) -> anyhow::Result<()> {

@@ -5,7 +5,7 @@ pub use crate::app::CategoryTable;
 use crate::app::Reading;
 use clap::Args;
 use std::path::PathBuf;
-use stepscope_ingest::{ReadOptions, TraceFormat};
+use stepscope_ingest::TraceFormat;
 
 /// How to read trace files.
 #[derive(Debug, Args)]
@@ -45,15 +45,6 @@ impl ReadArgs {
             format: format.format(),
             threads,
         }
-    }
-
-    /// The reader settings and the category table ([`Reading::resolve`]).
-    ///
-    /// # Errors
-    ///
-    /// A `--categories` file that cannot be read or parsed.
-    pub fn resolve(self) -> anyhow::Result<(ReadOptions, CategoryTable)> {
-        self.reading().resolve()
     }
 }
 

@@ -160,6 +160,11 @@ impl Pass<'_> {
     fn add_call(&mut self, op: usize, encloses: bool) {
         let trace = self.trace;
         let events = self.launches.events_within(trace, op);
+        if events.is_empty() {
+            // No GPU work to price: a CPU-only trace recorded with shapes would otherwise
+            // list every op as a row of 0.00 µs.
+            return;
+        }
         // Every GPU event the call launched (a copy's memcpy too): its count is the row's
         // `num_kernels`, and the GEMM models read `transpose` from the kernel names among them.
         let kernels: Vec<NameId> = events.iter().map(|&g| trace.gpu.name[g as usize]).collect();
