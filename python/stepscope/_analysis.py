@@ -178,12 +178,15 @@ class Analysis:
             shares = ", ".join(
                 f"{html.escape(s['stage'])} {s['share_of_total'] * 100:.1f} %" for s in stages
             )
+            replays = coverage.get("replays") or 0
+            recorded = (
+                f"{coverage.get('recorded_replays') or 0} of {replays}" if replays else "none"
+            )
             rows.append(
-                "<tr><td>{}</td><td>{}</td><td>{} of {}</td><td>{}</td></tr>".format(
+                "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>".format(
                     html.escape(file["path"]),
                     html.escape(coverage["verdict"]),
-                    coverage.get("recorded_replays") or 0,
-                    coverage.get("replays") or 0,
+                    recorded,
                     shares,
                 )
             )

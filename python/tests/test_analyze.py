@@ -32,6 +32,9 @@ TABLE_NAMES = [
     "stage_category",
     "kernels",
     "efficiency",
+    "ranges",
+    "range_category",
+    "range_kernels",
 ]
 # Corpus files above this size are left to the Rust suite (each is read twice here).
 CORPUS_LIMIT = 64 << 20

@@ -32,9 +32,11 @@ use super::graph_identity::SizeSource;
 use super::launch_links::LaunchLinks;
 use super::replay_coverage::{ReplayCoverage, ReplayStatus};
 use super::steps::Steps;
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 use stepscope_model::patterns::RecordingPattern;
-use stepscope_model::{Duration, RuntimeCallKind, StreamId, Timestamp, Trace};
+use stepscope_model::{
+    CorrelationId, DamagedTable, Duration, RuntimeCallKind, StreamId, Timestamp, Trace,
+};
 
 /// What was seen, per pattern.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -258,7 +260,9 @@ fn launch_rows(trace: &Trace) -> impl Iterator<Item = usize> + '_ {
 
 fn no_gpu_events(trace: &Trace, inputs: PatternInputs<'_>) -> Option<PatternFinding> {
     let launches = launch_rows(trace).count() as u32;
-    (trace.gpu.is_empty() && launches > 0).then(|| {
+    // GPU events refused for bad data were recorded: the damage says so, not a pattern.
+    let refused = refused_gpu_correlations(trace);
+    (trace.gpu.is_empty() && launches > 0 && refused.is_empty()).then(|| {
         finding(
             RecordingPattern::NoGpuEvents,
             PatternDetail::NoGpuEvents { launches },
@@ -267,8 +271,21 @@ fn no_gpu_events(trace: &Trace, inputs: PatternInputs<'_>) -> Option<PatternFind
     })
 }
 
+/// The correlation ids of GPU events refused for bad data: their launches had GPU work,
+/// which the file recorded and the reader refused.
+fn refused_gpu_correlations(trace: &Trace) -> FxHashSet<CorrelationId> {
+    trace
+        .damaged
+        .events
+        .iter()
+        .filter(|e| e.table == DamagedTable::Gpu && e.correlation != CorrelationId::NONE)
+        .map(|e| e.correlation)
+        .collect()
+}
+
 /// Eager launches not under stream capture (host start, GPU start of their first event, if
-/// any), in host order.
+/// any), in host order. A launch whose GPU work was refused for bad data is left out: its
+/// work was recorded, so it is no witness of a recording that stopped.
 fn eager_launches(trace: &Trace, inputs: PatternInputs<'_>) -> Vec<(Timestamp, Option<Timestamp>)> {
     let (runtime, links) = (&trace.runtime, inputs.links);
     let captured = |r: usize| {
@@ -277,8 +294,10 @@ fn eager_launches(trace: &Trace, inputs: PatternInputs<'_>) -> Vec<(Timestamp, O
             .iter()
             .any(|c| c.contains(runtime.process[r], runtime.thread[r], runtime.start[r]))
     };
+    let refused = refused_gpu_correlations(trace);
     let mut eager: Vec<(Timestamp, Option<Timestamp>)> = (0..runtime.len())
         .filter(|&r| runtime.kind[r] == RuntimeCallKind::EagerLaunch && !captured(r))
+        .filter(|&r| !refused.contains(&runtime.correlation[r]))
         .map(|r| (runtime.start[r], links.first_start(trace, r)))
         .collect();
     eager.sort_unstable();

@@ -181,8 +181,14 @@ fn incomplete_headline(n: &CoverageNumbers, word: &str) -> String {
             "replay coverage: {word} — GPU events are missing beyond the replays (see the pattern below): per-op shares from this trace do not hold; {}",
             if t.replays == 0 {
                 "no graph replays".to_owned()
-            } else {
+            } else if t.recorded_replays == t.replays {
                 format!("kernels of {} recorded", all_replays(t.replays))
+            } else {
+                format!(
+                    "kernels of {} of {} recorded",
+                    t.recorded_replays,
+                    count(t.replays, "graph replay")
+                )
             }
         );
     }

@@ -117,3 +117,37 @@ fn a_complete_trace_leaves_nothing_unchecked() {
         serde_json::json!([])
     );
 }
+
+/// The real SGLang decode trace with every kernel's duration negative: every kernel is
+/// refused. The replays lost their kernels to bad data in the file, so the verdict is
+/// DAMAGED, no recording pattern is diagnosed (the eager launches whose kernels were refused
+/// are no witness of a stopped recording) and no cure — no runtime switch, no event cap — is
+/// prescribed. Before, the launches read as "without GPU work": `recording_stopped` and the
+/// `ROCTRACER_MAX_EVENTS` cure.
+#[test]
+fn every_kernel_refused_is_damage_not_a_stopped_recording() {
+    use stepscope_synth::removal::{read_json, to_json_bytes};
+    let dir = tempdir();
+    let mut doc = read_json(&crate::common::trace(SGLANG_DECODE)).expect("the trace reads");
+    let mut kernels = 0;
+    for event in doc["traceEvents"].as_array_mut().expect("events") {
+        if event["cat"] == "kernel" {
+            event["dur"] = serde_json::json!(-5);
+            kernels += 1;
+        }
+    }
+    assert!(kernels > 500, "{kernels}");
+    let path = dir.path().join("refused.json");
+    std::fs::write(&path, to_json_bytes(&doc)).expect("write");
+    let run = stepscope(["analyze".as_ref(), arg(&path), "--json".as_ref()]);
+    let file = &run.json()["files"][0];
+    assert_eq!(file["replay_coverage"]["verdict"], "damaged");
+    assert_eq!(file["replay_coverage"]["patterns"], serde_json::json!([]));
+    assert_eq!(file["advice"]["applies"], false);
+    assert_eq!(file["advice"]["switches"], serde_json::json!([]));
+    let terminal = stepscope(["analyze".as_ref(), arg(&path), "--no-progress".as_ref()]);
+    assert!(!terminal.stdout.contains("ROCTRACER_MAX_EVENTS"), "{}", terminal.stdout);
+    assert!(!terminal.stdout.contains("replays recorded"), "{}", terminal.stdout);
+    let gate = stepscope(["analyze".as_ref(), arg(&path), "--strict".as_ref()]);
+    gate.expect_code(3);
+}
