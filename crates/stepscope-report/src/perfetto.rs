@@ -251,7 +251,7 @@ fn replay_span(trace: &Trace, analysis: &TraceAnalysis, replay: &Replay) -> (Tim
 fn replay_name(index: usize, replay: &Replay) -> String {
     let graph = replay
         .graph
-        .map_or("unknown graph".to_owned(), |g| format!("graph {g}"));
+        .map_or("unknown graph".to_owned(), |g| format!("graph {}", g + 1));
     let expected = match replay.expected.exact() {
         Some(n) => n.to_string(),
         None => format!("≥ {}", replay.expected.low),
@@ -292,7 +292,8 @@ fn write_replays<W: Write>(
         let lane = lanes.place(*start, *end) as i64;
         empty += u64::from(replay.recorded_nodes == 0);
         let args = json!({
-            "status": replay.status.as_str(), "graph": replay.graph,
+            // Graphs are numbered from 1, as in every other output.
+            "status": replay.status.as_str(), "graph": replay.graph.map(|g| g + 1),
             "recorded_nodes": replay.recorded_nodes,
             "expected_nodes_low": replay.expected.low, "expected_nodes_high": replay.expected.high,
             "step": replay.step, "launch_row": replay.launch,

@@ -109,7 +109,7 @@
         });
       }
       tbody.replaceChildren(...sorted.map((row) => el("tr", {},
-        columns.map((c) => el("td", { class: c.num ? "n" : c.mono ? "name" : null },
+        columns.map((c) => el("td", { class: c.num ? "n" : c.id ? "id" : c.mono ? "name" : null },
           c.fmt ? c.fmt(row[c.key], row) : row[c.key] ?? "—")))));
     };
     const head = el("tr", {}, columns.map((c) => el("th", {
@@ -386,7 +386,7 @@
     const rows = [];
     for (const s of breakdown.stages) for (const k of s.kernels) rows.push({ stage: s.stage, ...k });
     return table([
-      { key: "stage", label: "stage" }, { key: "id", label: "id", mono: true },
+      { key: "stage", label: "stage" }, { key: "kernel_id", label: "id", id: true },
       { key: "name", label: "kernel", mono: true },
       { key: "category", label: "category" },
       { key: "events", label: "calls", num: true },
@@ -641,10 +641,10 @@
       el("span", {}, n.replays > 0 ? ` ${n.recorded_replays} of ${n.replays} graph replays recorded (${percent(n.coverage)})` : " no graph replays"));
   }
   function rowDeltas(rows, name, mono, id) {
-    const flat = rows.map((r) => ({ id: r.id, name: r.name, category: r.category, base: r.base.time_us, new: r.new.time_us,
+    const flat = rows.map((r) => ({ kernel_id: r.kernel_id, name: r.name, category: r.category, base: r.base.time_us, new: r.new.time_us,
       delta: r.delta_us, relative: r.relative, base_share: r.base.share, new_share: r.new.share }));
     const columns = [{ key: "name", label: name, mono }];
-    if (name !== "category") columns.unshift({ key: "id", label: "id", mono: true });
+    if (name !== "category") columns.unshift({ key: "kernel_id", label: "id", id: true });
     if (name !== "category") columns.push({ key: "category", label: "category" });
     return table([
       ...columns,

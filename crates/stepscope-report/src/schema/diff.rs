@@ -14,7 +14,7 @@ use stepscope_analysis::passes::stage_breakdown::{AssignmentMethod, StageKey};
 use stepscope_model::Duration;
 
 /// Version of the diff document's layout (separate from `analyze`'s [`super::SCHEMA_VERSION`]).
-pub const DIFF_SCHEMA_VERSION: u32 = 1;
+pub const DIFF_SCHEMA_VERSION: u32 = 2;
 
 /// The whole diff document.
 #[derive(Debug, Clone, Serialize)]
@@ -208,7 +208,7 @@ pub struct RowDelta {
     pub name: String,
     /// A kernel row's short id ([`crate::kernel_id`]); absent on category rows.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub id: Option<String>,
+    pub kernel_id: Option<String>,
     /// Category (equal to `name` for a category row).
     pub category: String,
     /// Before.
@@ -374,7 +374,7 @@ impl DiffDocument {
 fn row_delta(row: &RowDiff, (base_whole, new_whole): (Duration, Duration)) -> RowDelta {
     RowDelta {
         name: text(&row.name),
-        id: None,
+        kernel_id: None,
         category: row.category.clone(),
         base: SideAmount::new(row.base, base_whole),
         new: SideAmount::new(row.new, new_whole),
@@ -399,7 +399,7 @@ fn stage_delta(
     let rows =
         |rows: &[RowDiff]| -> Vec<RowDelta> { rows.iter().map(|r| row_delta(r, wholes)).collect() };
     let kernel = |r: &RowDiff| RowDelta {
-        id: Some(crate::kernel_id::kernel_id(&r.name)),
+        kernel_id: Some(crate::kernel_id::kernel_id(&r.name)),
         ..row_delta(r, wholes)
     };
     let one_side = |keep: fn(&RowDiff) -> bool, by_new: bool| -> Vec<RowDelta> {

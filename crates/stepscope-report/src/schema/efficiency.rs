@@ -11,6 +11,10 @@ pub const WITHOUT_SHAPES_NOTE: &str = "recorded without record_shapes; efficienc
     VLLM_TORCH_PROFILER_RECORD_SHAPES=1; SGLang: \"record_shapes\": true in the /start_profile \
     body; ATOM and scripts: torch.profiler.profile(record_shapes=True))";
 
+/// Why a trace without GPU work has no efficiency rows.
+pub const NO_GPU_WORK_NOTE: &str = "the trace records no GPU kernel, memcpy or memset, so \
+    there is no kernel time to price against a roofline";
+
 /// Why a trace with no host ops (a GPU-only trace; rocprofv3, RPD and Nsight Systems record
 /// none of PyTorch's ops) has no efficiency rows.
 pub const NO_HOST_OPS_NOTE: &str = "the trace records no PyTorch ops, so no op shapes; \
@@ -201,7 +205,9 @@ impl EfficiencyReport {
             }),
             modelled_calls: efficiency.modelled_calls,
             calls_without_shapes: efficiency.calls_without_shapes,
-            note: if efficiency.no_host_ops {
+            note: if efficiency.no_gpu_work {
+                Some(NO_GPU_WORK_NOTE)
+            } else if efficiency.no_host_ops {
                 Some(NO_HOST_OPS_NOTE)
             } else {
                 efficiency

@@ -37,7 +37,7 @@ use stepscope_model::switches::{CUDA_MISSING_KERNELS_NOTE, CUDA_NOTE, SwitchAdvi
 use stepscope_model::{DamageKind, Duration, GpuEventKind, Trace};
 
 /// Version of this document's layout.
-pub const SCHEMA_VERSION: u32 = 3;
+pub const SCHEMA_VERSION: u32 = 4;
 
 fn micros(duration: Duration) -> f64 {
     (duration.as_nanos() as f64 / 1e3 * 1e3).round() / 1e3
@@ -472,7 +472,7 @@ pub struct Row {
     pub name: String,
     /// A kernel row's short id ([`crate::kernel_id`]); absent on category rows.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub id: Option<String>,
+    pub kernel_id: Option<String>,
     /// Category.
     pub category: String,
     /// GPU events.
@@ -510,7 +510,7 @@ impl Breakdown {
 fn kernel_rows(rows: &[TimeRow], whole: Duration, limit: usize) -> Vec<Row> {
     let mut out = time_rows(rows, whole, limit);
     for (row, source) in out.iter_mut().zip(rows) {
-        row.id = Some(crate::kernel_id::kernel_id(&source.name));
+        row.kernel_id = Some(crate::kernel_id::kernel_id(&source.name));
     }
     out
 }
@@ -521,7 +521,7 @@ fn time_rows(rows: &[TimeRow], whole: Duration, limit: usize) -> Vec<Row> {
         .take(limit)
         .map(|r| Row {
             name: text(&r.name),
-            id: None,
+            kernel_id: None,
             category: r.category.clone(),
             events: r.events,
             time_us: micros(r.time),

@@ -81,7 +81,7 @@ pub fn range_kernels(document: &Document, run_id: &str) -> Table {
         .column("position", &rows, |r| r.item.position)
         .column("kernel", &rows, |r| r.item.row.name.as_str())
         .column("kernel_id", &rows, |r| {
-            r.item.row.id.as_deref().unwrap_or_default()
+            r.item.row.kernel_id.as_deref().unwrap_or_default()
         })
         .column("category", &rows, |r| r.item.row.category.as_str());
     row_columns(&mut table, &rows, |r| r.row);

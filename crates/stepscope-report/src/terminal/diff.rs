@@ -220,7 +220,7 @@ fn render_kernels(out: &mut String, stage: &StageDelta, options: &TerminalOption
     let labels = kernel_names::kernel_labels(&names, KERNEL_COLUMN, options.wide);
     for (row, name) in shown.iter().zip(labels) {
         table.add_row(vec![
-            row.id.clone().unwrap_or_default(),
+            row.kernel_id.clone().unwrap_or_default(),
             name,
             row.category.clone(),
             micros_text(row.base.time_us),
@@ -278,7 +278,7 @@ fn one_sided(
         let _ = writeln!(
             out,
             "  {} {label} [{}]: {} in {} events",
-            row.id.as_deref().unwrap_or_default(),
+            row.kernel_id.as_deref().unwrap_or_default(),
             row.category,
             micros_text(amount.time_us),
             amount.events

@@ -461,7 +461,7 @@ fn render_rows(
     let labels = kernel_names::kernel_labels(&names, KERNEL_COLUMN, options.wide);
     for (row, name) in shown.iter().zip(labels) {
         table.add_row(vec![
-            row.id.clone().unwrap_or_default(),
+            row.kernel_id.clone().unwrap_or_default(),
             name,
             row.category.clone(),
             micros_text(row.time_us),

@@ -168,7 +168,7 @@ fn rows_agree_with_the_json(tables: &std::collections::BTreeMap<&str, CsvTable>,
         let name = kernels.cell(row, "kernel");
         assert_eq!(name, kernel["name"].as_str().expect("name"));
         let id = kernels.cell(row, "kernel_id");
-        assert_eq!(id, kernel["id"].as_str().expect("a kernel row's id"));
+        assert_eq!(id, kernel["kernel_id"].as_str().expect("a kernel row's id"));
         assert_eq!(id, stepscope_report::kernel_id::kernel_id(name));
         // Times in nanoseconds: the JSON's microseconds times 1000.
         let ns: f64 = kernels.cell(row, "time_ns").parse().expect("an integer");

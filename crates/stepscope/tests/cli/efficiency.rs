@@ -431,3 +431,44 @@ fn a_page_with_ops_on_an_unknown_device_renders_in_a_real_browser() {
         assert!(rendered.count("table[data-table=efficiency] tbody tr") > 0);
     }
 }
+
+/// A CPU-only run recorded with shapes (the real H100 trace with every GPU event taken out):
+/// its ops have no kernel time to price, so there are no rows — not one 0.00 µs row per op —
+/// and the note says why. Ops that launched no kernel in a trace with GPU work keep their
+/// rows, as TraceLens's reference tables have them.
+#[test]
+fn a_trace_without_gpu_work_has_no_efficiency_rows_and_says_why() {
+    use stepscope_synth::removal::{read_json, to_json_bytes};
+    let dir = crate::common::tempdir();
+    let mut doc = read_json(&trace(H100)).expect("the trace reads");
+    let with_rows = stepscope(["analyze", trace(H100).to_str().expect("path"), "--json"]);
+    assert!(
+        with_rows.json()["files"][0]["efficiency"]["ops"]
+            .as_array()
+            .map_or(0, Vec::len)
+            > 10
+    );
+    doc["traceEvents"]
+        .as_array_mut()
+        .expect("events")
+        .retain(|e| {
+            !matches!(
+                e["cat"].as_str(),
+                Some("kernel" | "gpu_memcpy" | "gpu_memset")
+            )
+        });
+    let path = dir.path().join("cpu_only.json");
+    std::fs::write(&path, to_json_bytes(&doc)).expect("write");
+    let run = stepscope(["analyze", path.to_str().expect("path"), "--json"]);
+    let efficiency = &run.json()["files"][0]["efficiency"];
+    assert_eq!(efficiency["ops"], serde_json::json!([]));
+    let note = efficiency["note"].as_str().expect("a note");
+    assert!(note.contains("no GPU kernel"), "{note}");
+    let terminal = stepscope(["analyze", path.to_str().expect("path"), "--no-progress"]);
+    assert!(
+        terminal
+            .stdout
+            .contains("EFFICIENCY: the trace records no GPU kernel")
+    );
+    assert!(!terminal.stdout.contains("0.00"), "{}", terminal.stdout);
+}

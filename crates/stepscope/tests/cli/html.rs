@@ -161,6 +161,17 @@ fn a_complete_trace_paints_no_empty_replay() {
         "the screenshot shows the complete replays"
     );
     assert!(page.inked() > 0.05, "screenshot inked {}", page.inked());
+    // Kernel ids are their own cells, which never wrap (the page's style: `white-space:
+    // nowrap`), holding the JSON's ids; before, they were name cells that broke anywhere.
+    let ids = page.texts("td.id");
+    let kernels = &analysed.json["files"][0]["breakdown"]["stages"][0]["kernels"];
+    assert_eq!(
+        ids.first().map(String::as_str),
+        kernels[0]["kernel_id"].as_str()
+    );
+    assert!(ids.iter().all(|id| id.len() == 6), "{ids:?}");
+    let style = page.one("style");
+    assert!(style.contains("td.id {") && style.contains("white-space: nowrap"));
 }
 
 /// A folder of six real traces read as ranks (its capture traces are captures): one bar and one choice per file, the

@@ -7,11 +7,11 @@ use serde_json::Value;
 use std::path::Path;
 
 #[test]
-fn json_parses_with_schema_version_3_and_the_documented_top_level() {
+fn json_parses_with_schema_version_4_and_the_documented_top_level() {
     let run = stepscope(["analyze", SGLANG_DECODE, "--json", "--no-capture-folder"]);
     run.expect_code(0);
     let doc = run.json();
-    assert_eq!(doc["schema_version"], 3);
+    assert_eq!(doc["schema_version"], 4);
     assert_eq!(doc["tool"]["name"], "stepscope");
     assert_eq!(doc["tool"]["version"], env!("CARGO_PKG_VERSION"));
     let keys: Vec<&str> = doc
@@ -53,7 +53,7 @@ fn json_parses_with_schema_version_3_and_the_documented_top_level() {
     facts_of_the_sglang_decode_trace(file);
     // A trailing newline, pretty-printed.
     assert!(run.stdout.ends_with("}\n"));
-    assert!(run.stdout.starts_with("{\n  \"schema_version\": 3,"));
+    assert!(run.stdout.starts_with("{\n  \"schema_version\": 4,"));
 }
 
 fn facts_of_the_sglang_decode_trace(file: &Value) {

@@ -20,14 +20,17 @@ fn ids(stages: &Value) -> BTreeMap<String, String> {
     for stage in stages.as_array().expect("stages") {
         for row in stage["kernels"].as_array().expect("kernels") {
             let name = row["name"].as_str().expect("name").to_owned();
-            let id = row["id"]
+            let id = row["kernel_id"]
                 .as_str()
                 .expect("every kernel row has an id")
                 .to_owned();
             out.insert(name, id);
         }
         for row in stage["categories"].as_array().expect("categories") {
-            assert!(row.get("id").is_none(), "category rows have no id: {row}");
+            assert!(
+                row.get("kernel_id").is_none(),
+                "category rows have no id: {row}"
+            );
         }
     }
     out
@@ -115,7 +118,7 @@ fn diff_ids() -> BTreeMap<String, String> {
         for key in ["kernels", "appeared", "vanished"] {
             for row in stage[key].as_array().expect(key) {
                 let name = row["name"].as_str().expect("name").to_owned();
-                by_diff.insert(name, row["id"].as_str().expect("id").to_owned());
+                by_diff.insert(name, row["kernel_id"].as_str().expect("id").to_owned());
             }
         }
     }

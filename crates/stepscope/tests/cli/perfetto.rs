@@ -85,6 +85,23 @@ fn empty_replays_are_slices_with_no_kernel_and_findings() {
         .count();
     assert_eq!(findings, 2);
     assert_eq!(replay_coverage(&out)["empty_replays"], 2);
+    // Graphs are numbered as the JSON numbers them (from 1), in the slice's args and name.
+    let json_findings = replay_coverage(&input)["findings"].clone();
+    let findings: Vec<&Value> = json_findings
+        .as_array()
+        .expect("findings")
+        .iter()
+        .filter(|f| f["kind"] == "ReplayWithoutKernels")
+        .collect();
+    assert_eq!(findings.len(), 2);
+    for (slice, finding) in empty.iter().zip(findings) {
+        assert_eq!(slice["args"]["graph"], finding["graph"], "{slice}");
+        let graph = format!("graph {}:", finding["graph"]);
+        assert!(
+            slice["name"].as_str().expect("name").contains(&graph),
+            "{slice}"
+        );
+    }
 }
 
 /// On every thread, each `X` slice ends before the next starts or holds it whole.

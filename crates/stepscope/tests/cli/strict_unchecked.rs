@@ -146,8 +146,16 @@ fn every_kernel_refused_is_damage_not_a_stopped_recording() {
     assert_eq!(file["advice"]["applies"], false);
     assert_eq!(file["advice"]["switches"], serde_json::json!([]));
     let terminal = stepscope(["analyze".as_ref(), arg(&path), "--no-progress".as_ref()]);
-    assert!(!terminal.stdout.contains("ROCTRACER_MAX_EVENTS"), "{}", terminal.stdout);
-    assert!(!terminal.stdout.contains("replays recorded"), "{}", terminal.stdout);
+    assert!(
+        !terminal.stdout.contains("ROCTRACER_MAX_EVENTS"),
+        "{}",
+        terminal.stdout
+    );
+    assert!(
+        !terminal.stdout.contains("replays recorded"),
+        "{}",
+        terminal.stdout
+    );
     let gate = stepscope(["analyze".as_ref(), arg(&path), "--strict".as_ref()]);
     gate.expect_code(3);
 }

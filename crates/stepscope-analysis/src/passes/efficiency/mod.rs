@@ -62,6 +62,13 @@ struct Call {
 /// Runs the pass.
 pub fn efficiency(trace: &Trace, inputs: EfficiencyInputs<'_>) -> Efficiency {
     let device = find_device(trace, inputs.device);
+    if trace.gpu.is_empty() {
+        // A CPU-only run: every op would be a row of 0 µs kernel time.
+        let mut efficiency = table::TableBuilder::default().finish(&[], device);
+        efficiency.no_host_ops = trace.cpu_ops.is_empty();
+        efficiency.no_gpu_work = true;
+        return efficiency;
+    }
     let launches = ThreadLaunches::new(trace, inputs.links, inputs.ops);
     let named: Vec<bool> = trace
         .names
@@ -160,11 +167,6 @@ impl Pass<'_> {
     fn add_call(&mut self, op: usize, encloses: bool) {
         let trace = self.trace;
         let events = self.launches.events_within(trace, op);
-        if events.is_empty() {
-            // No GPU work to price: a CPU-only trace recorded with shapes would otherwise
-            // list every op as a row of 0.00 µs.
-            return;
-        }
         // Every GPU event the call launched (a copy's memcpy too): its count is the row's
         // `num_kernels`, and the GEMM models read `transpose` from the kernel names among them.
         let kernels: Vec<NameId> = events.iter().map(|&g| trace.gpu.name[g as usize]).collect();

@@ -163,6 +163,9 @@ pub struct Efficiency {
     /// Whether the trace records no host ops at all (a GPU-only trace, or a format without
     /// PyTorch's ops: rocprofv3, RPD, Nsight Systems), so there is nothing to model.
     pub no_host_ops: bool,
+    /// Whether the trace records no GPU work at all (a CPU-only run), so there is no kernel
+    /// time to price and no row is made.
+    pub no_gpu_work: bool,
 }
 
 impl Efficiency {
@@ -325,6 +328,7 @@ impl TableBuilder {
             modelled_calls: self.modelled_calls,
             calls_without_shapes: self.calls_without_shapes,
             no_host_ops: false,
+            no_gpu_work: false,
         }
     }
 }
