@@ -93,11 +93,7 @@ fn analyze<'py>(
             .map(RequestError::device)
             .transpose()
             .map_err(value_error)?,
-        gate: match (strict, fail_on_incomplete) {
-            (true, _) => Gate::Strict,
-            (false, true) => Gate::FailOnIncomplete,
-            (false, false) => Gate::Report,
-        },
+        gate: Gate::of(strict, fail_on_incomplete),
         outputs: Outputs {
             csv,
             perfetto,

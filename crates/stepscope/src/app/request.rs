@@ -142,6 +142,17 @@ pub enum Gate {
     Strict,
 }
 
+impl Gate {
+    /// The gate two flags ask for: `strict` wins over `fail_on_incomplete`.
+    pub fn of(strict: bool, fail_on_incomplete: bool) -> Gate {
+        match (strict, fail_on_incomplete) {
+            (true, _) => Gate::Strict,
+            (false, true) => Gate::FailOnIncomplete,
+            (false, false) => Gate::Report,
+        }
+    }
+}
+
 /// Files to write besides the result.
 #[derive(Debug, Clone, Default)]
 pub struct Outputs {

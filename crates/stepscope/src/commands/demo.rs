@@ -4,9 +4,10 @@
 //! (only the replay before each host sync keeps its kernels) — analyses both with the same
 //! code as `analyze`, and shows what the symptom does to the numbers.
 
-use super::analyze::{AnalyzeSettings, analyze_files};
+use super::analyze::{AnalyzeSettings, View, analyze_files};
 use super::diff::{Analysed, Compared, compare};
 use crate::Outcome;
+use crate::app::AnalyzeRequest;
 use crate::cli::ColorChoice;
 use crate::output;
 use anyhow::Context;
@@ -95,11 +96,16 @@ fn write_traces(spec: &DemoSpec, dir: &Path) -> anyhow::Result<(PathBuf, PathBuf
 
 /// Analyses one generated trace with the same code as `stepscope analyze` (and `diff`).
 fn analyse(file: PathBuf, color: bool) -> anyhow::Result<Analysed> {
-    let settings = AnalyzeSettings {
+    let request = AnalyzeRequest {
         top: 5,
-        color,
-        ..AnalyzeSettings::for_files(vec![file.clone()])
+        ..AnalyzeRequest::new(vec![file.clone()])
     };
+    let view = View {
+        color,
+        messages: true,
+        ..View::default()
+    };
+    let settings = AnalyzeSettings::resolve(request, view)?;
     let source = SideSource {
         path: file.display().to_string(),
         kind: "file",

@@ -68,11 +68,7 @@ impl AnalyzeArgs {
             wide,
             no_progress,
         } = self;
-        let gate = match (strict, fail_on_incomplete) {
-            (true, _) => Gate::Strict,
-            (false, true) => Gate::FailOnIncomplete,
-            (false, false) => Gate::Report,
-        };
+        let gate = Gate::of(strict, fail_on_incomplete);
         let request = AnalyzeRequest {
             inputs,
             capture,

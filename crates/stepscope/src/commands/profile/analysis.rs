@@ -4,7 +4,8 @@
 
 use super::ProfileArgs;
 use crate::Outcome;
-use crate::commands::analyze::{AnalyzeSettings, analyze_paths, outcome};
+use crate::app::{AnalyzeRequest, Gate};
+use crate::commands::analyze::{AnalyzeSettings, View, analyze_paths, outcome};
 use std::path::PathBuf;
 use stepscope_analysis::combine::combine_verdicts;
 use stepscope_report::html::Page;
@@ -39,7 +40,14 @@ pub fn analyse_windows(run: &RunDir, args: &ProfileArgs) -> anyhow::Result<Analy
         if files.is_empty() {
             continue;
         }
-        let settings = settings(files, args);
+        let settings = match settings(files, args) {
+            Ok(settings) => settings,
+            Err(error) => {
+                crate::output::print_error(&error);
+                analysed.unreadable = true;
+                continue;
+            }
+        };
         let document = analyze_paths(&settings);
         let summary = write_window(run, window, &document, &settings)?;
         match outcome(&document, &settings) {
@@ -61,13 +69,19 @@ pub fn analyse_windows(run: &RunDir, args: &ProfileArgs) -> anyhow::Result<Analy
     Ok(analysed)
 }
 
-fn settings(files: Vec<PathBuf>, args: &ProfileArgs) -> AnalyzeSettings {
-    AnalyzeSettings {
-        fail_on_incomplete: args.fail_on_incomplete || args.strict,
-        strict: args.strict,
+/// The window's analysis, asked for as `analyze FILES` with the run's gate and `--top`
+/// would ask (the same request, so the same reading, captures and checks).
+fn settings(files: Vec<PathBuf>, args: &ProfileArgs) -> anyhow::Result<AnalyzeSettings> {
+    let request = AnalyzeRequest {
+        gate: Gate::of(args.strict, args.fail_on_incomplete),
         top: args.top,
-        ..AnalyzeSettings::for_files(files)
-    }
+        ..AnalyzeRequest::new(files)
+    };
+    let view = View {
+        messages: true,
+        ..View::default()
+    };
+    AnalyzeSettings::resolve(request, view)
 }
 
 /// Writes `analysis.json` and `report.txt` into the window's folder; returns the summary.
