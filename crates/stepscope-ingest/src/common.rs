@@ -1,5 +1,7 @@
 //! What the readers share: opening a file to stream it, adding a user range as a step
-//! marker, and marking an import cut short.
+//! marker, marking an import cut short, naming a copy's direction, and placing a JSON
+//! parser's line and column as a byte offset. Readers share helpers here, never by importing
+//! each other.
 
 use crate::IngestError;
 use std::path::Path;
@@ -85,6 +87,28 @@ pub(crate) fn mark_truncated(builder: &mut TraceBuilder, offset: u64) {
         "The input broke off or was corrupt; only the events before the break were read",
         1,
     );
+}
+
+/// `MEMORY_COPY_HOST_TO_DEVICE` → `HtoD`, as the PyTorch profiler names copies.
+pub(crate) fn copy_direction(field: &str) -> String {
+    let direction = field.trim_start_matches("MEMORY_COPY_");
+    match direction {
+        "HOST_TO_DEVICE" => "HtoD".to_owned(),
+        "DEVICE_TO_HOST" => "DtoH".to_owned(),
+        "DEVICE_TO_DEVICE" => "DtoD".to_owned(),
+        "HOST_TO_HOST" => "HtoH".to_owned(),
+        other => other.to_owned(),
+    }
+}
+
+/// The byte offset of a 1-based line and column.
+pub(crate) fn line_offset(bytes: &[u8], line: usize, column: usize) -> u64 {
+    let line_start: usize = bytes
+        .split(|b| *b == b'\n')
+        .take(line.saturating_sub(1))
+        .map(|l| l.len() + 1)
+        .sum();
+    (line_start + column.saturating_sub(1)).min(bytes.len()) as u64
 }
 
 #[cfg(test)]

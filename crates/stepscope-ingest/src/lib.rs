@@ -54,6 +54,7 @@ mod rocpd_sqlite;
 pub mod rocprof_csv;
 pub mod rocprof_json;
 pub mod rpd_json;
+mod rpd_ops;
 mod rpd_sqlite;
 mod source;
 pub mod sqlite;

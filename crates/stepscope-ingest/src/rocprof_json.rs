@@ -16,7 +16,7 @@
 //! Correlation ids are scoped by the process object they belong to.
 
 use crate::IngestError;
-use crate::rocprof_csv::copy_direction;
+use crate::common::{copy_direction, line_offset};
 use rustc_hash::FxHashMap;
 use serde::Deserialize;
 use stepscope_model::{
@@ -218,7 +218,7 @@ fn finish(
 fn json_error(bytes: &[u8], e: &serde_json::Error) -> IngestError {
     IngestError::Json {
         path: None,
-        offset: crate::rpd_json::line_offset(bytes, e.line(), e.column()),
+        offset: line_offset(bytes, e.line(), e.column()),
         message: format!("{e} (rocprofv3 JSON)"),
         truncated: e.is_eof(),
     }

@@ -14,7 +14,8 @@
 //! its name interned: the document is never held as JSON values.
 
 use crate::IngestError;
-use crate::rpd_sqlite::op_kind;
+use crate::common::line_offset;
+use crate::rpd_ops::op_kind;
 use rustc_hash::FxHashMap;
 use serde::de::{Deserializer, SeqAccess, Visitor};
 use serde::{Deserialize, de};
@@ -337,16 +338,6 @@ fn finish(
         metadata.device_names.push("AMD GPU (RPD)".to_owned());
     }
     Ok(())
-}
-
-/// The byte offset of a 1-based line and column.
-pub(crate) fn line_offset(bytes: &[u8], line: usize, column: usize) -> u64 {
-    let line_start: usize = bytes
-        .split(|b| *b == b'\n')
-        .take(line.saturating_sub(1))
-        .map(|l| l.len() + 1)
-        .sum();
-    (line_start + column.saturating_sub(1)).min(bytes.len()) as u64
 }
 
 /// Span indices of the calls and of the GPU operations (on `GPU<n>` processes).

@@ -29,13 +29,14 @@
 //! read as an operation of another kind or a call with no name.
 
 use crate::IngestError;
-use crate::sqlite::Database;
+use crate::rpd_ops::op_kind;
+use crate::sqlite::{Database, refuse, span};
 use rusqlite::Row;
 use rustc_hash::FxHashMap;
 use stepscope_model::{
-    AnnotationRecord, CorrelationId, DamageKind, DamagedEvent, DamagedTable, Duration,
-    GpuEventKind, GpuEventRecord, NameId, ProcessId, RuntimeCallKind, RuntimeCallRecord, Severity,
-    StreamId, ThreadId, Timestamp, TraceBuilder,
+    AnnotationRecord, CorrelationId, DamageKind, DamagedTable, Duration, GpuEventKind,
+    GpuEventRecord, NameId, ProcessId, RuntimeCallKind, RuntimeCallRecord, Severity, StreamId,
+    ThreadId, Timestamp, TraceBuilder,
 };
 
 // Names are read as string ids and looked up once each (`Strings`): a join per row with the
@@ -56,7 +57,7 @@ const OP_SQL: &str =
 /// dangles).
 type OpName = Result<OpRead, ()>;
 
-/// [`OpClass`] with the name interned.
+/// [`OpClass`](crate::rpd_ops::OpClass) with the name interned.
 #[derive(Debug, Clone, Copy)]
 struct OpRead {
     work: Option<(GpuEventKind, NameId)>,
@@ -188,32 +189,6 @@ pub fn read(db: &Database, builder: &mut TraceBuilder) -> Result<(), IngestError
         metadata.device_names.push("AMD GPU (RPD)".to_owned());
     }
     Ok(())
-}
-
-/// Start and duration of a row's `start`/`end` columns (ns); the damage when not numbers,
-/// or by the model's one rule ([`stepscope_model::span_from_nanos`]).
-pub(crate) fn span(row: &Row<'_>, start: usize) -> Result<(Timestamp, Duration), DamageKind> {
-    let invalid = DamageKind::InvalidTime;
-    let begin: i64 = row.get(start).map_err(|_| invalid)?;
-    let end: i64 = row.get(start + 1).map_err(|_| invalid)?;
-    stepscope_model::span_from_nanos(begin, end)
-}
-
-/// Records a refused row as damage of `table`, linked to correlation `id`, with its name
-/// when it has one.
-pub(crate) fn refuse(
-    builder: &mut TraceBuilder,
-    (kind, table): (DamageKind, DamagedTable),
-    id: Option<i64>,
-    name: Option<NameId>,
-) {
-    let correlation = CorrelationId(id.and_then(|id| u64::try_from(id).ok()).unwrap_or(0));
-    builder.add_damaged(DamagedEvent {
-        kind,
-        table,
-        correlation,
-        name,
-    });
 }
 
 fn add_call(
@@ -393,60 +368,6 @@ fn add_op(
     };
     builder.add_gpu_event(event);
     Some(())
-}
-
-/// What an operation of a type is: GPU work of a kind (and its name), a barrier packet,
-/// or a type this reader does not know (`known: false`) that is read as a kernel when its
-/// description names one.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct OpClass {
-    /// The GPU work it is, with its name; `None`: a barrier or an unknown type with no name.
-    pub work: Option<(GpuEventKind, String)>,
-    /// A barrier (or AQL marker) packet: it waits, it does no work.
-    pub barrier: bool,
-    /// One of the types rpdTracer is known to write.
-    pub known: bool,
-}
-
-/// The model's kind and name of an operation type. Kernels are `KernelExecution` (eager
-/// launches) and `Task` (the nodes of a graph replay, as ROCm's tracer files them); copies
-/// and fills are named as the PyTorch profiler names them; barrier and marker packets are
-/// no work. Any other type is unknown: read as a kernel when its description holds a name.
-pub(crate) fn op_kind(op_type: &str, description: String) -> OpClass {
-    let work = |kind, name: String| OpClass {
-        work: Some((kind, name)),
-        barrier: false,
-        known: true,
-    };
-    let copy = |direction: &str| work(GpuEventKind::Memcpy, format!("Memcpy {direction}"));
-    match op_type {
-        "KernelExecution" | "Task" => {
-            let name = if description.is_empty() {
-                op_type.to_owned()
-            } else {
-                description
-            };
-            work(GpuEventKind::Kernel, name)
-        }
-        "CopyHostToDevice" => copy("HtoD"),
-        "CopyDeviceToHost" => copy("DtoH"),
-        "CopyDeviceToDevice" => copy("DtoD"),
-        "CopyHostToHost" => copy("HtoH"),
-        other if other.starts_with("Copy") => copy(other.trim_start_matches("Copy")),
-        other if other.starts_with("Fill") => {
-            work(GpuEventKind::Memset, "Memset (Device)".to_owned())
-        }
-        other if other.starts_with("Barrier") || other == "Marker" => OpClass {
-            work: None,
-            barrier: true,
-            known: true,
-        },
-        _ => OpClass {
-            work: (!description.trim().is_empty()).then_some((GpuEventKind::Kernel, description)),
-            barrier: false,
-            known: false,
-        },
-    }
 }
 
 #[cfg(test)]

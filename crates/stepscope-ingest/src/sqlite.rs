@@ -8,8 +8,12 @@
 //! partial, otherwise the error names the file, the table and the row.
 
 use crate::{IngestError, Input, TraceFormat};
+use rusqlite::types::ValueRef;
 use rusqlite::{Connection, OpenFlags, Row};
-use stepscope_model::{Severity, TraceBuilder};
+use stepscope_model::{
+    CorrelationId, DamageKind, DamagedEvent, DamagedTable, Duration, NameId, Severity, Timestamp,
+    TraceBuilder,
+};
 
 /// The first bytes of every SQLite database file.
 pub const MAGIC: &[u8] = b"SQLite format 3\0";
@@ -255,11 +259,37 @@ pub fn detect(db: &Database) -> Result<Option<TraceFormat>, IngestError> {
         && (has("CUPTI_ACTIVITY_KIND_KERNEL") || has("CUPTI_ACTIVITY_KIND_RUNTIME"))
     {
         Some(TraceFormat::NsysSqlite)
-    } else if crate::rocpd_sqlite::is_rocpd(&tables) {
+    } else if is_rocpd(&tables) {
         Some(TraceFormat::Rocpd)
     } else {
         None
     })
+}
+
+/// Whether a database's tables are rocpd's (rocprofv3's database): a table or view of a
+/// record table's name, with or without its UUID suffix.
+pub(crate) fn is_rocpd(tables: &[String]) -> bool {
+    tables.iter().any(|t| {
+        ["rocpd_kernel_dispatch", "rocpd_region"]
+            .iter()
+            .any(|name| names_table(t, name))
+    })
+}
+
+/// Whether `table` is the table `name`: that name, or (as rocprofv3 names a run's tables)
+/// that name, `_` and a UUID.
+pub(crate) fn names_table(table: &str, name: &str) -> bool {
+    table.eq_ignore_ascii_case(name)
+        || table
+            .strip_prefix(name)
+            .and_then(|rest| rest.strip_prefix('_'))
+            .is_some_and(is_uuid)
+}
+
+/// A UUID as rocprofv3 writes it into table names: 32 hex digits, `_` between groups.
+fn is_uuid(text: &str) -> bool {
+    let hex = text.chars().filter(char::is_ascii_hexdigit).count();
+    hex == 32 && text.chars().all(|c| c.is_ascii_hexdigit() || c == '_')
 }
 
 /// What a database is when it is no trace stepscope reads, for the error.
@@ -271,4 +301,35 @@ pub fn recognise(db: &Database) -> &'static str {
     } else {
         "an SQLite database that is neither an RPD (rocmProfileData), a rocprofv3 rocpd database nor an Nsight Systems export"
     }
+}
+
+/// Start and duration of a row's `start`/`end` columns (integer ns), for every SQLite
+/// reader: the damage when a column is no integer, else the model's one rule
+/// ([`stepscope_model::span_from_nanos`]).
+pub(crate) fn span(row: &Row<'_>, start: usize) -> Result<(Timestamp, Duration), DamageKind> {
+    let invalid = DamageKind::InvalidTime;
+    let integer = |column: usize| match row.get_ref(column) {
+        Ok(ValueRef::Integer(value)) => Some(value),
+        _ => None,
+    };
+    let begin = integer(start).ok_or(invalid)?;
+    let end = integer(start + 1).ok_or(invalid)?;
+    stepscope_model::span_from_nanos(begin, end)
+}
+
+/// Records a refused row as damage of `table`, linked to correlation `id`, with its name
+/// when it has one.
+pub(crate) fn refuse(
+    builder: &mut TraceBuilder,
+    (kind, table): (DamageKind, DamagedTable),
+    id: Option<i64>,
+    name: Option<NameId>,
+) {
+    let correlation = CorrelationId(id.and_then(|id| u64::try_from(id).ok()).unwrap_or(0));
+    builder.add_damaged(DamagedEvent {
+        kind,
+        table,
+        correlation,
+        name,
+    });
 }

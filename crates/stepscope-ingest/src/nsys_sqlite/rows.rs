@@ -7,14 +7,14 @@
 //! `start`, `end` and `correlationId` are required: a table without them fails to prepare,
 //! and the error names the table.
 
-use crate::sqlite::Database;
+use crate::sqlite::{Database, span};
 use rusqlite::Row;
 use rusqlite::types::ValueRef;
 use rustc_hash::FxHashMap;
 use stepscope_model::{
-    AnnotationRecord, CorrelationId, DamageKind, DamagedEvent, DamagedTable, Duration,
-    GpuEventKind, GpuEventRecord, ProcessId, RuntimeCallKind, RuntimeCallRecord, StreamId,
-    ThreadId, Timestamp, TraceBuilder,
+    AnnotationRecord, CorrelationId, DamageKind, DamagedEvent, DamagedTable, GpuEventKind,
+    GpuEventRecord, ProcessId, RuntimeCallKind, RuntimeCallRecord, StreamId, ThreadId,
+    TraceBuilder,
 };
 
 /// The runtime (and driver) API call table.
@@ -109,15 +109,6 @@ fn text<'r>(row: &'r Row<'_>, column: usize) -> Option<&'r str> {
         ValueRef::Text(bytes) => std::str::from_utf8(bytes).ok(),
         _ => None,
     }
-}
-
-/// Start and duration of a row's `start`/`end` columns (ns); the damage when not integers,
-/// or by the model's one rule ([`stepscope_model::span_from_nanos`]).
-fn span(row: &Row<'_>, start: usize) -> Result<(Timestamp, Duration), DamageKind> {
-    let invalid = DamageKind::InvalidTime;
-    let begin = integer(row, start).ok_or(invalid)?;
-    let end = integer(row, start + 1).ok_or(invalid)?;
-    stepscope_model::span_from_nanos(begin, end)
 }
 
 /// A row refused for its time, as damage with its correlation id and name, so analysis ties

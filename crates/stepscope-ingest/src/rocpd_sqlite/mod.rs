@@ -37,7 +37,7 @@ mod columns;
 mod rows;
 
 use crate::IngestError;
-use crate::sqlite::Database;
+use crate::sqlite::{Database, is_rocpd, names_table};
 use stepscope_model::{Severity, TraceBuilder};
 
 /// Why replays cannot be judged in a database without HIP API regions.
@@ -58,31 +58,9 @@ const TABLES: [&str; 10] = [
     "rocpd_event",
 ];
 
-/// Whether a database's tables are rocpd's: a table or view of a record table's name, with
-/// or without its UUID suffix.
-pub(crate) fn is_rocpd(tables: &[String]) -> bool {
-    tables.iter().any(|t| {
-        ["rocpd_kernel_dispatch", "rocpd_region"]
-            .iter()
-            .any(|name| logical(t) == Some(name))
-    })
-}
-
 /// The logical table `table` is: its name, or its name less a UUID suffix.
 fn logical(table: &str) -> Option<&'static str> {
-    TABLES.into_iter().find(|name| {
-        table.eq_ignore_ascii_case(name)
-            || table
-                .strip_prefix(name)
-                .and_then(|rest| rest.strip_prefix('_'))
-                .is_some_and(is_uuid)
-    })
-}
-
-/// A UUID as rocprofv3 writes it into table names: 32 hex digits, `_` between groups.
-fn is_uuid(text: &str) -> bool {
-    let hex = text.chars().filter(char::is_ascii_hexdigit).count();
-    hex == 32 && text.chars().all(|c| c.is_ascii_hexdigit() || c == '_')
+    TABLES.into_iter().find(|name| names_table(table, name))
 }
 
 /// The tables of one run: each logical table's name in the database.

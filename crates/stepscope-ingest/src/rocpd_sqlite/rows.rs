@@ -4,8 +4,7 @@
 use super::Tables;
 use super::columns::{Joined, column_or_null};
 use crate::IngestError;
-use crate::rpd_sqlite::{refuse, span};
-use crate::sqlite::Database;
+use crate::sqlite::{Database, refuse, span};
 use rusqlite::Row;
 use rustc_hash::FxHashMap;
 use stepscope_model::{

@@ -24,6 +24,7 @@
 mod columns;
 
 use crate::IngestError;
+use crate::common::copy_direction;
 use columns::{Columns, Table};
 use stepscope_model::{
     CorrelationId, DamageKind, DamagedEvent, DamagedTable, Duration, GpuEventKind, GpuEventRecord,
@@ -412,16 +413,4 @@ fn gpu_name(table: Table, columns: &Columns, row: &csv::StringRecord) -> Option<
         Table::Kernel => field.strip_suffix(" (.kd)").unwrap_or(field).to_owned(),
         _ => format!("Memcpy {}", copy_direction(field)),
     })
-}
-
-/// `MEMORY_COPY_HOST_TO_DEVICE` → `HtoD`, as the PyTorch profiler names copies.
-pub(crate) fn copy_direction(field: &str) -> String {
-    let direction = field.trim_start_matches("MEMORY_COPY_");
-    match direction {
-        "HOST_TO_DEVICE" => "HtoD".to_owned(),
-        "DEVICE_TO_HOST" => "DtoH".to_owned(),
-        "DEVICE_TO_DEVICE" => "DtoD".to_owned(),
-        "HOST_TO_HOST" => "HtoH".to_owned(),
-        other => other.to_owned(),
-    }
 }
