@@ -74,6 +74,7 @@ pub mod schedule;
 mod slo;
 mod sse;
 pub mod stats;
+mod vocabulary;
 
 pub use clock::{Clock, MonotonicClock};
 pub use error::LoadError;
@@ -84,7 +85,6 @@ pub use options::{Api, BenchOptions, PromptSource};
 pub use probe::{
     PROBE_KIND, PROBE_SCHEMA_VERSION, ProbeAnswer, ProbeSet, ProbeSettings, probe_outputs,
 };
-pub use prompts::WordVocabulary;
 pub use record::{
     FailureKind, OutputTokenSource, RequestError, RequestRecord, USAGE_TOLERANCE_TOKENS, UsageCheck,
 };
@@ -92,3 +92,4 @@ pub use report::{BenchReport, BenchSummary, Goodput, ReportSettings, SCHEMA_VERS
 pub use runner::{BenchProgress, run_benchmark};
 pub use slo::Slo;
 pub use stats::{LatencyStats, PERCENTILE_METHOD};
+pub use vocabulary::WordVocabulary;

@@ -2,8 +2,8 @@
 
 use crate::error::LoadError;
 use crate::http1::Endpoint;
-use crate::prompts::WordVocabulary;
 use crate::slo::Slo;
+use crate::vocabulary::WordVocabulary;
 use serde::Serialize;
 use std::sync::Arc;
 use std::time::Duration as StdDuration;

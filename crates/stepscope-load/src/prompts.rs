@@ -5,14 +5,11 @@
 //! measured prompts come first from the seed's stream and warmup prompts after them, so the
 //! measured prompts do not change with `warmup`.
 
-use crate::error::LoadError;
 use crate::options::{Api, BenchOptions, PromptSource};
 use rand::rngs::ChaCha8Rng;
 use rand::{RngExt, SeedableRng};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use sha2::{Digest, Sha256};
-use std::collections::HashMap;
-use std::path::Path;
 
 /// `count` prompts of `input_len` random token ids below `vocab_size`, from `seed`: the
 /// measured prompts of a run with these options.
@@ -31,129 +28,6 @@ pub fn token_id_prompts(
 fn random_ids(rng: &mut ChaCha8Rng, input_len: usize, vocab_size: u32) -> Vec<u32> {
     (0..input_len)
         .map(|_| rng.random_range(0..vocab_size.max(1)))
-        .collect()
-}
-
-/// Whole-word tokens of a tokenizer's vocabulary, to build text prompts without the
-/// tokenizer's encoder: a word token (`Ġword` in byte-level BPE, `▁word` in SentencePiece)
-/// written after a space is, in practice, encoded back to that one token.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct WordVocabulary {
-    words: Vec<String>,
-    vocab_size: u32,
-}
-
-/// Fewer whole-word tokens than this make prompts too repetitive to be random.
-const MIN_WORDS: usize = 16;
-
-#[derive(Deserialize)]
-struct TokenizerFile {
-    #[serde(default)]
-    added_tokens: Vec<AddedToken>,
-    model: TokenizerModel,
-}
-
-#[derive(Deserialize)]
-struct AddedToken {
-    id: u32,
-}
-
-#[derive(Deserialize)]
-struct TokenizerModel {
-    #[serde(default)]
-    vocab: Option<VocabForm>,
-}
-
-/// BPE, WordPiece and WordLevel map tokens to ids; Unigram lists `[piece, score]` by id.
-#[derive(Deserialize)]
-#[serde(untagged)]
-enum VocabForm {
-    Map(HashMap<String, u32>),
-    List(Vec<(String, f64)>),
-}
-
-impl WordVocabulary {
-    /// Reads a Hugging Face `tokenizer.json`.
-    pub fn load(path: &Path) -> Result<Self, LoadError> {
-        let bytes = fs_err::read(path).map_err(|source| LoadError::TokenizerRead {
-            path: path.to_owned(),
-            source,
-        })?;
-        Self::from_tokenizer_json(&bytes).map_err(|problem| LoadError::Tokenizer {
-            path: path.to_owned(),
-            problem,
-        })
-    }
-
-    /// Parses the text of a `tokenizer.json`; the error says what is missing.
-    pub fn from_tokenizer_json(bytes: &[u8]) -> Result<Self, String> {
-        let file: TokenizerFile = serde_json::from_slice(bytes)
-            .map_err(|error| format!("is not a tokenizer.json: {error}"))?;
-        let mut tokens: Vec<(u32, String)> = match file.model.vocab {
-            Some(VocabForm::Map(map)) => map.into_iter().map(|(token, id)| (id, token)).collect(),
-            Some(VocabForm::List(list)) => (0u32..)
-                .zip(list)
-                .map(|(id, (token, _score))| (id, token))
-                .collect(),
-            None => return Err("has no `model.vocab`".to_owned()),
-        };
-        tokens.sort_unstable();
-        let max_id = tokens.iter().map(|(id, _)| *id);
-        let max_added = file.added_tokens.iter().map(|token| token.id);
-        let vocab_size = max_id.chain(max_added).max().map_or(0, |id| id + 1);
-        let words = whole_words(&tokens);
-        if words.len() < MIN_WORDS {
-            return Err(format!(
-                "has {} whole-word tokens; text prompts need at least {MIN_WORDS}",
-                words.len()
-            ));
-        }
-        Ok(Self { words, vocab_size })
-    }
-
-    /// One more than the largest token id, added tokens included.
-    pub fn vocab_size(&self) -> u32 {
-        self.vocab_size
-    }
-
-    /// The word tokens prompts are made of, by id.
-    pub fn words(&self) -> &[String] {
-        &self.words
-    }
-
-    /// A prompt of `input_len` words drawn with `rng`, separated by spaces.
-    fn prompt(&self, rng: &mut ChaCha8Rng, input_len: usize) -> String {
-        let mut text = String::with_capacity(input_len * 8);
-        for i in 0..input_len {
-            if i > 0 {
-                text.push(' ');
-            }
-            text.push_str(&self.words[rng.random_range(0..self.words.len())]);
-        }
-        text
-    }
-}
-
-/// Tokens that are a space marker and letters; without such tokens (WordPiece, WordLevel),
-/// tokens that are letters only.
-fn whole_words(tokens: &[(u32, String)]) -> Vec<String> {
-    let letters = |text: &str| text.len() >= 2 && text.bytes().all(|b| b.is_ascii_alphabetic());
-    let marked: Vec<String> = tokens
-        .iter()
-        .filter_map(|(_, token)| {
-            let word = token
-                .strip_prefix('Ġ')
-                .or_else(|| token.strip_prefix('▁'))?;
-            letters(word).then(|| word.to_owned())
-        })
-        .collect();
-    if !marked.is_empty() {
-        return marked;
-    }
-    tokens
-        .iter()
-        .filter(|(_, token)| letters(token))
-        .map(|(_, token)| token.clone())
         .collect()
 }
 
@@ -356,6 +230,7 @@ pub(crate) fn request_body(options: &BenchOptions, prompt: &Prompt) -> Vec<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::vocabulary::WordVocabulary;
 
     #[test]
     fn token_id_prompts_are_seeded_and_in_range() {

@@ -250,3 +250,33 @@ impl Places {
         let _ = trace;
     }
 }
+
+/// The reference's names that `recorded` lacks, as a multiset difference.
+pub(crate) fn missing_names(reference: &[NameId], recorded: &[NameId]) -> Vec<NameId> {
+    let mut left: FxHashMap<NameId, i64> = FxHashMap::default();
+    for name in recorded {
+        *left.entry(*name).or_default() += 1;
+    }
+    reference
+        .iter()
+        .filter(|name| {
+            let count = left.entry(**name).or_default();
+            *count -= 1;
+            *count < 0
+        })
+        .copied()
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn missing_names_are_a_multiset_difference() {
+        let n = |i: usize| NameId::from_index(i);
+        let reference = [n(1), n(2), n(1), n(3)];
+        assert_eq!(missing_names(&reference, &[n(1), n(3)]), vec![n(2), n(1)]);
+        assert!(missing_names(&reference, &reference).is_empty());
+    }
+}

@@ -25,7 +25,7 @@
 
 use super::content_groups::ContentGroups;
 use super::graph_identity::GraphAssignment;
-use super::graph_launches::GraphLaunches;
+use super::graph_launches::{GraphLaunches, missing_names};
 use super::launch_links::LaunchLinks;
 use super::stream_idle::{StreamIdle, StreamKey};
 use rustc_hash::{FxHashMap, FxHashSet};
@@ -195,23 +195,6 @@ fn estimate_reference(stats: &NodeStats, graph: usize, reference: &[NameId]) -> 
         .sum()
 }
 
-/// The reference's names that `recorded` lacks, as a multiset difference.
-pub(crate) fn missing_names(reference: &[NameId], recorded: &[NameId]) -> Vec<NameId> {
-    let mut left: FxHashMap<NameId, i64> = FxHashMap::default();
-    for name in recorded {
-        *left.entry(*name).or_default() += 1;
-    }
-    reference
-        .iter()
-        .filter(|name| {
-            let count = left.entry(**name).or_default();
-            *count -= 1;
-            *count < 0
-        })
-        .copied()
-        .collect()
-}
-
 /// Idle time of each replay's streams inside its window, summed per stream over the union
 /// of windows. Once any replay may miss nodes, every replay's window counts: a replay judged
 /// complete may have lost the same kernels as another (they then look alike), and the bound
@@ -310,17 +293,4 @@ fn lane_streams(trace: &Trace, inputs: MissingInputs<'_>, lane: u32) -> FxHashSe
         }
     }
     streams
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn missing_names_are_a_multiset_difference() {
-        let n = |i: usize| NameId::from_index(i);
-        let reference = [n(1), n(2), n(1), n(3)];
-        assert_eq!(missing_names(&reference, &[n(1), n(3)]), vec![n(2), n(1)]);
-        assert!(missing_names(&reference, &reference).is_empty());
-    }
 }

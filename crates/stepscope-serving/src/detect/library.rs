@@ -13,9 +13,65 @@
 //! those names): the release is read from the same bytes in `/opt/rocm/lib` (a copy that
 //! was replaced by the system's), else from the `torch-<version>+rocmX.Y.dist-info` folder.
 
-use super::copies::{RocmLibrary, VersionSource};
+use std::fmt;
 use std::path::{Path, PathBuf};
 use stepscope_model::switches::RuntimeVersion;
+
+/// The ROCm libraries whose copies decide what a profile records.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[non_exhaustive]
+pub enum RocmLibrary {
+    /// `libamdhip64`, the HIP runtime (CLR): the 7.2.0–7.2.1 race is in its batched AQL
+    /// dispatch path, so its version decides.
+    HipRuntime,
+    /// `libroctracer64`, the tracer PyTorch's profiler (Kineto) links on ROCm wheels up to
+    /// torch 2.11 (torch 2.12 links rocprofiler-sdk instead; vllm PR #53182).
+    Roctracer,
+}
+
+impl RocmLibrary {
+    /// Both, in the order reports list them.
+    pub const ALL: [RocmLibrary; 2] = [RocmLibrary::HipRuntime, RocmLibrary::Roctracer];
+
+    /// The file name up to its version: `libamdhip64.so`, `libroctracer64.so`.
+    pub fn file_name(self) -> &'static str {
+        match self {
+            RocmLibrary::HipRuntime => "libamdhip64.so",
+            RocmLibrary::Roctracer => "libroctracer64.so",
+        }
+    }
+
+    /// The library's name: `libamdhip64`, `libroctracer64`.
+    pub fn name(self) -> &'static str {
+        match self {
+            RocmLibrary::HipRuntime => "libamdhip64",
+            RocmLibrary::Roctracer => "libroctracer64",
+        }
+    }
+}
+
+impl fmt::Display for RocmLibrary {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// How a copy's version was told. Paths are as seen from the root (`/opt/rocm/lib/…`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum VersionSource {
+    /// The file's own name (`libroctracer64.so.4.1.70200`).
+    FileName,
+    /// A versioned file of the same library in the same folder (the mapped name is a link
+    /// or a major-only name such as `libamdhip64.so.7`).
+    VersionedSibling(PathBuf),
+    /// A versioned file in `/opt/rocm/lib` with exactly the same bytes: the copy was
+    /// replaced by the system's.
+    SameBytesAs(PathBuf),
+    /// The wheel's dist-info folder (`torch-2.9.1+rocm7.2.dist-info`): the ROCm release the
+    /// wheel was built for, not the file's own; PyTorch's names keep only major.minor.
+    WheelDistInfo(PathBuf),
+}
 
 /// A version, the file or folder whose name carried it, and how it was read.
 #[derive(Debug, Clone, PartialEq, Eq)]

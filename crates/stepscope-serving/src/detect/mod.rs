@@ -21,10 +21,11 @@ mod library;
 
 pub use command::{CommandFailure, CommandRunner, SystemCommandRunner};
 pub use copies::{
-    CopyLocation, CopyOrigin, CopyStatus, LibraryCopy, RACE_FIXED_IN, RocmLibrary, SystemCopy,
-    VersionSource, compare_with_system, race_exposure,
+    CopyLocation, CopyOrigin, CopyStatus, LibraryCopy, RACE_FIXED_IN, SystemCopy,
+    compare_with_system, race_exposure,
 };
 pub use header::{HeaderRuntime, advice_for_runtimes, runtime_from_header};
+pub use library::{RocmLibrary, VersionSource};
 
 use library::{
     Found, hip_library_in_maps_line, python_library_folders, version_in_folder, version_of_library,

@@ -154,7 +154,8 @@ impl<'a> Gaps<'a> {
         }
         let launches = &self.context.inputs.launches.launches;
         let reference = &launches[groups.groups[h].reference].sequence;
-        let lacking = crate::passes::missing_time::missing_names(reference, &launches[r].sequence);
+        let lacking =
+            crate::passes::graph_launches::missing_names(reference, &launches[r].sequence);
         let total: i64 = lacking
             .iter()
             .filter_map(|name| shortest.get(name))
