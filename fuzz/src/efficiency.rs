@@ -1,7 +1,7 @@
 //! The efficiency pass's contract on hostile op arguments.
 
 use serde_json::{Value, json};
-use stepscope_analysis::passes::kernel_categories::KernelCategories;
+use stepscope_analysis::KernelCategories;
 use stepscope_analysis::{AnalysisOptions, analyze};
 use stepscope_ingest::{ReadOptions, read_trace_bytes};
 

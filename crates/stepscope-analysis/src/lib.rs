@@ -1,10 +1,11 @@
 //! Analysis passes over the stepscope event model: launch links, steps, graph launches and
 //! their identity, replay coverage and missing time, kernel categories, stage breakdown,
-//! runtime advice. One pass per file under [`passes`]; [`analyze`] runs them in order.
+//! runtime advice. One pass per file under `passes` (private: the result types are
+//! re-exported here); [`analyze`] runs them in order.
 //! [`combine`] sums ranks; [`diff`] compares two runs.
 //!
 //! ```
-//! use stepscope_analysis::{analyze, AnalysisOptions, passes::kernel_categories::KernelCategories};
+//! use stepscope_analysis::{analyze, AnalysisOptions, KernelCategories};
 //! use stepscope_model::TraceBuilder;
 //!
 //! let trace = TraceBuilder::new().finish();
@@ -17,32 +18,52 @@
 pub mod combine;
 pub mod diff;
 pub use stepscope_stats::noise;
-pub mod passes;
+mod passes;
 
-use passes::capture_graphs::{CapturedGraph, captured_graphs_with_ops};
+// What callers use, at the crate root: the analysis's result types, the inputs they build
+// (categories, captures, range patterns, device peaks) and the few passes run on their own.
+// The passes themselves are private; their modules can change without breaking a caller.
+pub use passes::capture_graphs::{CapturedGraph, captured_graphs};
+pub use passes::efficiency::devices::{DEVICES, DevicePeaks, device_by_flag};
+pub use passes::efficiency::{Bound, Efficiency, OpRow, Roofline, RowStats, UnmodelledOp};
+pub use passes::event_categories::DecidedBy;
+pub use passes::graph_identity::{Evidence, SizeSource, Unverified};
+pub use passes::kernel_categories::{
+    CategorizedNames, CategoryError, CategoryId, KernelCategories, categorize_names,
+};
+pub use passes::launch_links::{LaunchLinks, link_launches};
+pub use passes::launching_ops::{LaunchingOps, launching_ops};
+pub use passes::ranges::{RangeBreakdown, RangePattern, RangeSummary};
+pub use passes::recording_patterns::{PatternDetail, PatternFinding};
+pub use passes::replay_coverage::{
+    Counter, CoverageTotals, FindingKind, GraphCoverage, Replay, ReplayCoverage, ReplayStatus,
+    Verdict,
+};
+pub use passes::runtime_advice::RuntimeAdvice;
+pub use passes::stage_breakdown::{
+    AssignmentMethod, DecidedTimes, IdleBasis, StageBreakdown, StageKey, StageSummary, TimeRow,
+};
+pub use passes::steps::{Framework, Stage, Step, Steps, find_steps};
+pub use passes::unchecked::Unchecked;
+
+use passes::capture_graphs::captured_graphs_with_ops;
 use passes::content_groups::content_groups;
-use passes::efficiency::devices::DevicePeaks;
-use passes::efficiency::{Efficiency, EfficiencyInputs, efficiency};
+use passes::efficiency::{EfficiencyInputs, efficiency};
 use passes::event_categories::{EventCategories, EventCategoryInputs, categorize_events};
 use passes::graph_identity::{
     GraphAssignment, IdentityInputs, assign_graphs, uniform_capture_size,
 };
 use passes::graph_launches::{LaunchInputs, graph_launches};
-use passes::kernel_categories::{KernelCategories, categorize_names};
 use passes::launch_cycles::{LaunchCycles, launch_cycles};
-use passes::launch_links::{LaunchLinks, link_launches};
-use passes::launching_ops::{LaunchingOps, launching_ops};
 use passes::missing_time::{MissingInputs, missing_time};
-use passes::ranges::{RangeBreakdown, RangeInputs, RangePattern, range_breakdown};
-use passes::recording_patterns::{PatternFinding, PatternInputs, recording_patterns};
+use passes::ranges::{RangeInputs, range_breakdown};
+use passes::recording_patterns::{PatternInputs, recording_patterns};
 use passes::replay_coverage::{
-    CoverageInputs, ReplayCoverage, Verdict, judge_replays, missing_nodes, overlapping_replays,
-    replay_coverage,
+    CoverageInputs, judge_replays, missing_nodes, overlapping_replays, replay_coverage,
 };
-use passes::runtime_advice::{RuntimeAdvice, runtime_advice};
-use passes::stage_breakdown::{BreakdownInputs, StageBreakdown, add_missing_work, stage_breakdown};
-use passes::steps::{Steps, find_steps};
-use passes::unchecked::{Unchecked, unchecked};
+use passes::runtime_advice::runtime_advice;
+use passes::stage_breakdown::{BreakdownInputs, add_missing_work, stage_breakdown};
+use passes::unchecked::unchecked;
 use stepscope_model::{RuntimeCallKind, Trace};
 
 /// What the passes need besides the trace.

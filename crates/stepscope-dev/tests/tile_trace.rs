@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use stepscope_analysis::passes::kernel_categories::KernelCategories;
+use stepscope_analysis::KernelCategories;
 use stepscope_analysis::{AnalysisOptions, TraceAnalysis, analyze};
 use stepscope_ingest::{ReadOptions, read_trace_file};
 use stepscope_model::Trace;

@@ -20,7 +20,7 @@
 use serde_json::{Value, json};
 use std::io::{self, BufWriter, Write};
 use stepscope_analysis::TraceAnalysis;
-use stepscope_analysis::passes::replay_coverage::{Replay, ReplayStatus};
+use stepscope_analysis::{Replay, ReplayStatus};
 use stepscope_model::{Duration, GpuEventKind, ProcessKey, ThreadId, Timestamp, Trace};
 
 /// The process the GPU lanes are filed under, plus the device.

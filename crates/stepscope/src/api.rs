@@ -138,7 +138,7 @@ pub fn find_traces(paths: &[OsString]) -> Result<Vec<String>, ApiError> {
 ///
 /// A word that is not a file verdict.
 pub fn combine_verdicts(verdicts: &[String], failed: usize) -> Result<String, ApiError> {
-    use stepscope_analysis::passes::replay_coverage::Verdict;
+    use stepscope_analysis::Verdict;
     let parsed = verdicts
         .iter()
         .map(|word| {

@@ -30,7 +30,7 @@ pub struct CapturedGraph {
     /// Kernel names of those launches, where the runtime call named them.
     pub kernel_names: Vec<Option<String>>,
     /// The CPU op each of those launches was made from (see
-    /// [`launching_ops`](super::launching_ops)), where one encloses it.
+    /// [`launching_ops`](crate::launching_ops)), where one encloses it.
     pub op_names: Vec<Option<String>>,
     /// The CPU ops that enclose launches under the capture, in the order they first do.
     pub ops: Vec<CapturedOp>,

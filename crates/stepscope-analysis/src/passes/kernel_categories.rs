@@ -21,7 +21,7 @@
 //! The rules and how they compare with TraceLens are in `docs/categories.md`.
 //!
 //! ```
-//! use stepscope_analysis::passes::kernel_categories::KernelCategories;
+//! use stepscope_analysis::KernelCategories;
 //! use stepscope_model::GpuEventKind;
 //!
 //! let table = KernelCategories::embedded();

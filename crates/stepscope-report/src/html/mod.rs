@@ -18,7 +18,7 @@ use crate::schema::{Document, TIMELINE_BINS, Timeline};
 use crate::terminal::{TerminalOptions, combined_verdict, file_verdict, finding_text};
 use serde::Serialize;
 use std::path::Path;
-use stepscope_analysis::passes::replay_coverage::FindingKind;
+use stepscope_analysis::FindingKind;
 
 const TEMPLATE: &str = include_str!("report.html");
 const STYLE: &str = include_str!("report.css");

@@ -169,9 +169,7 @@ mod tests {
         Document {
             schema_version: crate::schema::SCHEMA_VERSION,
             tool: Tool::current(),
-            verdict: crate::schema::OverallVerdict::Worst(
-                stepscope_analysis::passes::replay_coverage::Verdict::NoReplays,
-            ),
+            verdict: crate::schema::OverallVerdict::Worst(stepscope_analysis::Verdict::NoReplays),
             partial: false,
             failed_files: Vec::new(),
             warnings: Vec::new(),

@@ -7,12 +7,12 @@
 use super::{micros, text};
 use serde::Serialize;
 use serde::ser::SerializeMap;
+use stepscope_analysis::PatternDetail;
 use stepscope_analysis::TraceAnalysis;
-use stepscope_analysis::passes::graph_identity::{Evidence, SizeSource, Unverified};
-use stepscope_analysis::passes::recording_patterns::PatternDetail;
-use stepscope_analysis::passes::replay_coverage::{
+use stepscope_analysis::{
     Counter, CoverageTotals, FindingKind, GraphCoverage, ReplayCoverage, Verdict,
 };
+use stepscope_analysis::{Evidence, SizeSource, Unverified};
 use stepscope_model::Trace;
 use stepscope_model::patterns::{RecordingPattern, cures_seen};
 

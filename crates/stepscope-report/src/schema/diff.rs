@@ -9,8 +9,8 @@
 use super::{CoverageNumbers, FailedFile, OverallVerdict, Tool, micros, share, text};
 use serde::Serialize;
 use stepscope_analysis::diff::{Amount, BreakdownDiff, RowDiff, Side, StageDiff};
-use stepscope_analysis::passes::replay_coverage::{CoverageTotals, Verdict};
-use stepscope_analysis::passes::stage_breakdown::{AssignmentMethod, StageKey};
+use stepscope_analysis::{AssignmentMethod, StageKey};
+use stepscope_analysis::{CoverageTotals, Verdict};
 use stepscope_model::Duration;
 
 /// Version of the diff document's layout (separate from `analyze`'s [`super::SCHEMA_VERSION`]).

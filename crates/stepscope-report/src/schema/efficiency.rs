@@ -3,7 +3,7 @@
 
 use super::text;
 use serde::Serialize;
-use stepscope_analysis::passes::efficiency::{Efficiency, OpRow, Roofline, RowStats};
+use stepscope_analysis::{Efficiency, OpRow, Roofline, RowStats};
 
 /// What to do when a trace holds no shapes.
 pub const WITHOUT_SHAPES_NOTE: &str = "recorded without record_shapes; efficiency needs it \

@@ -24,12 +24,12 @@ pub use timeline::{TIMELINE_BINS, TIMELINE_CLASSES, TIMELINE_STAGES, Timeline, T
 pub use verdict::{OverallVerdict, overall_verdict};
 
 use serde::Serialize;
+use stepscope_analysis::DecidedBy;
+use stepscope_analysis::RangeBreakdown;
+use stepscope_analysis::RuntimeAdvice;
 use stepscope_analysis::TraceAnalysis;
-use stepscope_analysis::passes::event_categories::DecidedBy;
-use stepscope_analysis::passes::ranges::RangeBreakdown;
-use stepscope_analysis::passes::replay_coverage::Verdict;
-use stepscope_analysis::passes::runtime_advice::RuntimeAdvice;
-use stepscope_analysis::passes::stage_breakdown::{
+use stepscope_analysis::Verdict;
+use stepscope_analysis::{
     AssignmentMethod, DecidedTimes, IdleBasis, StageBreakdown, StageKey, StageSummary, TimeRow,
 };
 use stepscope_model::patterns::RecordingPattern;

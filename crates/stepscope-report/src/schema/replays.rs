@@ -5,7 +5,7 @@
 use super::coverage::{EvidenceWire, UnverifiedWire};
 use super::text;
 use stepscope_analysis::TraceAnalysis;
-use stepscope_analysis::passes::replay_coverage::{FindingKind, ReplayStatus};
+use stepscope_analysis::{FindingKind, ReplayStatus};
 use stepscope_model::Trace;
 
 /// One graph replay.

@@ -4,8 +4,8 @@
 
 use serde::Serialize;
 use stepscope_analysis::TraceAnalysis;
-use stepscope_analysis::passes::replay_coverage::{GraphCoverage, Replay, ReplayStatus};
-use stepscope_analysis::passes::steps::{Stage, Step};
+use stepscope_analysis::{GraphCoverage, Replay, ReplayStatus};
+use stepscope_analysis::{Stage, Step};
 use stepscope_model::Trace;
 
 /// Bins per graph row: a multiple of every coarser count a report may merge them into

@@ -2,8 +2,8 @@
 //! from having one (a file that could not be read, a file read only up to a break).
 
 use serde::Serialize;
+use stepscope_analysis::Verdict;
 use stepscope_analysis::combine::combine_verdicts;
-use stepscope_analysis::passes::replay_coverage::Verdict;
 
 /// The verdict of every input together (`verdict` of the document, of `combined`, of a diff
 /// side); serialised as its word ([`OverallVerdict::as_str`]): a file verdict's name,
@@ -69,11 +69,9 @@ pub fn overall_verdict(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use stepscope_analysis::passes::replay_coverage::{
-        Counter, FindingKind, ReplayStatus, Verdict,
-    };
-    use stepscope_analysis::passes::stage_breakdown::{AssignmentMethod, IdleBasis, StageKey};
-    use stepscope_analysis::passes::steps::Stage;
+    use stepscope_analysis::Stage;
+    use stepscope_analysis::{AssignmentMethod, IdleBasis, StageKey};
+    use stepscope_analysis::{Counter, FindingKind, ReplayStatus, Verdict};
     use stepscope_model::patterns::RecordingPattern;
 
     /// `value` as serde writes it into the JSON document.

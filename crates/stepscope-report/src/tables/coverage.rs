@@ -4,7 +4,7 @@ use super::files::numbers;
 use super::ns;
 use super::table::{Small, Table};
 use crate::schema::{Document, EvidenceWire, FileReport, UnverifiedWire};
-use stepscope_analysis::passes::replay_coverage::FindingKind;
+use stepscope_analysis::FindingKind;
 
 /// A row of one file: the key columns come from `file`.
 pub struct Keyed<'a, T> {

@@ -4,9 +4,9 @@
 use super::table::{Small, Table, UtcMicros};
 use super::{RunInfo, ns};
 use crate::schema::{Coverage, CoverageNumbers, Document, FailedFile, FileReport, OverallVerdict};
-use stepscope_analysis::passes::replay_coverage::Counter;
-use stepscope_analysis::passes::stage_breakdown::StageKey;
-use stepscope_analysis::passes::steps::Stage;
+use stepscope_analysis::Counter;
+use stepscope_analysis::Stage;
+use stepscope_analysis::StageKey;
 
 /// One row per run.
 pub fn runs(document: &Document, run: &RunInfo) -> Table {

@@ -19,7 +19,7 @@ use comfy_table::{
     CellAlignment, ColumnConstraint, ContentArrangement, Table, Width, presets::UTF8_FULL_CONDENSED,
 };
 use std::fmt::Write;
-use stepscope_analysis::passes::stage_breakdown::IdleBasis;
+use stepscope_analysis::IdleBasis;
 use verdict::{graph_table, misses_work, render_findings, render_verdict};
 
 /// How wide tables may be.

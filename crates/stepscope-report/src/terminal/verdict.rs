@@ -8,7 +8,7 @@ use crate::schema::{
 use comfy_table::Table;
 use owo_colors::OwoColorize;
 use std::fmt::Write;
-use stepscope_analysis::passes::replay_coverage::{Counter, CoverageTotals, FindingKind, Verdict};
+use stepscope_analysis::{Counter, CoverageTotals, FindingKind, Verdict};
 
 /// How a verdict reads: good news, bad news, or something to look at.
 enum Tone {

@@ -4,9 +4,9 @@
 use anyhow::Context;
 use std::borrow::Cow;
 use std::path::{Path, PathBuf};
-use stepscope_analysis::passes::efficiency::devices::{DEVICES, DevicePeaks, device_by_flag};
-use stepscope_analysis::passes::kernel_categories::KernelCategories;
-use stepscope_analysis::passes::ranges::RangePattern;
+use stepscope_analysis::KernelCategories;
+use stepscope_analysis::RangePattern;
+use stepscope_analysis::{DEVICES, DevicePeaks, device_by_flag};
 use stepscope_ingest::{ReadOptions, TraceFormat};
 
 /// Everything `analyze` is asked to do, as values (what the flags of `stepscope analyze`

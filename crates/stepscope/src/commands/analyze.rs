@@ -17,16 +17,16 @@ use crate::output;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use stepscope_analysis::DevicePeaks;
 use stepscope_analysis::combine::{
     combine_breakdowns, combine_ranges, combine_totals, combine_verdicts,
 };
 use stepscope_analysis::diff::untrusted_stages;
-use stepscope_analysis::passes::capture_graphs::{CapturedGraph, captured_graphs};
-use stepscope_analysis::passes::efficiency::devices::DevicePeaks;
-use stepscope_analysis::passes::ranges::{RangeBreakdown, RangePattern};
-use stepscope_analysis::passes::replay_coverage::{CoverageTotals, Verdict};
-use stepscope_analysis::passes::stage_breakdown::{StageBreakdown, StageKey};
 use stepscope_analysis::{AnalysisOptions, TraceAnalysis, analyze};
+use stepscope_analysis::{CapturedGraph, captured_graphs};
+use stepscope_analysis::{CoverageTotals, Verdict};
+use stepscope_analysis::{RangeBreakdown, RangePattern};
+use stepscope_analysis::{StageBreakdown, StageKey};
 use stepscope_ingest::{ReadOptions, read_trace_file};
 use stepscope_model::Trace;
 use stepscope_report::html::Page;

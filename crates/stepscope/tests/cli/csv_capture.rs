@@ -5,7 +5,7 @@ use crate::common::{
     tempdir, u64_at,
 };
 use serde_json::Value;
-use stepscope_analysis::passes::replay_coverage::Counter;
+use stepscope_analysis::Counter;
 
 /// Splits CSV text into records (RFC 4180 quoting; enough for what the report writes).
 fn parse_csv(text: &str) -> Vec<Vec<String>> {

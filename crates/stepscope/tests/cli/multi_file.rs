@@ -6,7 +6,7 @@ use crate::common::{
 };
 use serde_json::Value;
 use std::path::PathBuf;
-use stepscope_analysis::passes::replay_coverage::Counter;
+use stepscope_analysis::Counter;
 
 fn assert_combined_sums(doc: &Value, files: usize) {
     let list = doc["files"].as_array().expect("files");

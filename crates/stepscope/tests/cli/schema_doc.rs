@@ -140,7 +140,7 @@ fn the_doc_states_the_schema_version_the_binary_writes() {
         text.contains(&format!("\"schema_version\": {version}")),
         "docs/json-schema.md shows schema_version {version}"
     );
-    let verdicts = stepscope_analysis::passes::replay_coverage::Verdict::ALL
+    let verdicts = stepscope_analysis::Verdict::ALL
         .map(OverallVerdict::from)
         .into_iter()
         .chain([OverallVerdict::Unreadable, OverallVerdict::Partial]);
@@ -151,10 +151,10 @@ fn the_doc_states_the_schema_version_the_binary_writes() {
         let name = pattern.as_str();
         assert!(text.contains(&format!("`{name}`")), "pattern {name}");
     }
-    for kind in stepscope_analysis::passes::replay_coverage::FindingKind::ALL {
+    for kind in stepscope_analysis::FindingKind::ALL {
         assert!(text.contains(&format!("`{kind}`")), "finding kind {kind}");
     }
-    for counter in stepscope_analysis::passes::replay_coverage::Counter::ALL {
+    for counter in stepscope_analysis::Counter::ALL {
         assert!(text.contains(&format!("`{counter}`")), "counter {counter}");
     }
     for evidence in [

@@ -1,10 +1,10 @@
 //! Steps, stages and the per-stage breakdown on real traces and on the demo trace.
 
 use crate::common;
-use stepscope_analysis::passes::kernel_categories::KernelCategories;
-use stepscope_analysis::passes::stage_breakdown::{AssignmentMethod, StageKey, StageSummary};
-use stepscope_analysis::passes::steps::Stage;
+use stepscope_analysis::KernelCategories;
+use stepscope_analysis::Stage;
 use stepscope_analysis::{AnalysisOptions, TraceAnalysis, analyze};
+use stepscope_analysis::{AssignmentMethod, StageKey, StageSummary};
 use stepscope_ingest::{ReadOptions, read_trace_bytes};
 use stepscope_model::Trace;
 use stepscope_synth::demo::{DemoSpec, Symptom, facts, generate};
@@ -146,7 +146,7 @@ fn tracelens_timeline(csv: &str) -> (f64, f64) {
 )]
 #[test]
 fn idle_time_is_measured_over_step_windows_or_the_gpu_span_as_tracelens_does() {
-    use stepscope_analysis::passes::stage_breakdown::IdleBasis;
+    use stepscope_analysis::IdleBasis;
     let base = "tracelens/tests/traces";
     // One stage holds every GPU event of each of these, so its idle time is the trace's.
     let cases = [
@@ -191,7 +191,7 @@ fn idle_time_is_measured_over_step_windows_or_the_gpu_span_as_tracelens_does() {
 )]
 #[test]
 fn a_trace_without_steps_has_measured_idle_time_not_zero() {
-    use stepscope_analysis::passes::stage_breakdown::IdleBasis;
+    use stepscope_analysis::IdleBasis;
     let trace =
         common::read("tracelens/tests/traces/mi300/ddp_resnet18_no_pool/train_resnet18.json.gz");
     let result = analysis(&trace);

@@ -2,7 +2,7 @@
 //! 10% of GPU time (kernels, memcpys and memsets, by duration) in `other`.
 
 use crate::common;
-use stepscope_analysis::passes::kernel_categories::*;
+use stepscope_analysis::{KernelCategories, categorize_names};
 use stepscope_model::{GpuEventKind, NameId, Trace};
 
 /// GPU time per category of one trace.

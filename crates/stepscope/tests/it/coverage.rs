@@ -4,9 +4,9 @@
 use crate::common;
 use crate::variants::{TraceDoc, WITH_REPLAYS, analyse, ranges_hold};
 use serde_json::Value;
-use stepscope_analysis::passes::capture_graphs::captured_graphs;
-use stepscope_analysis::passes::graph_identity::{Evidence, SizeSource, Unverified};
-use stepscope_analysis::passes::replay_coverage::{ReplayCoverage, ReplayStatus, Verdict};
+use stepscope_analysis::captured_graphs;
+use stepscope_analysis::{Evidence, SizeSource, Unverified};
+use stepscope_analysis::{ReplayCoverage, ReplayStatus, Verdict};
 use stepscope_synth::removal::{Removal, graph_launches, remove_replay_kernels};
 
 const PIECEWISE: &str = WITH_REPLAYS[1].1;

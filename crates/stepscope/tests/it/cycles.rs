@@ -6,10 +6,10 @@
 use crate::variants::{TraceDoc, WITH_REPLAYS, analyse, ranges_hold};
 use serde_json::Value;
 use std::collections::HashSet;
-use stepscope_analysis::passes::graph_identity::Evidence;
-use stepscope_analysis::passes::replay_coverage::{ReplayStatus, Verdict};
-use stepscope_analysis::passes::stage_breakdown::StageKey;
-use stepscope_analysis::passes::steps::{Framework, Stage};
+use stepscope_analysis::Evidence;
+use stepscope_analysis::StageKey;
+use stepscope_analysis::{Framework, Stage};
+use stepscope_analysis::{ReplayStatus, Verdict};
 
 const HTA: &str = WITH_REPLAYS[0].1;
 

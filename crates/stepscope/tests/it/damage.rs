@@ -5,7 +5,7 @@
 use crate::variants::{TraceDoc, WITH_REPLAYS, analyse};
 use serde_json::{Value, json};
 use std::collections::HashSet;
-use stepscope_analysis::passes::replay_coverage::{ReplayStatus, Verdict};
+use stepscope_analysis::{ReplayStatus, Verdict};
 use stepscope_ingest::{ReadOptions, read_trace_bytes};
 use stepscope_report::schema::FileReport;
 use stepscope_synth::removal::to_json_bytes;

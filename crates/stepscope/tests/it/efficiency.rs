@@ -7,10 +7,10 @@
 
 use crate::common;
 use std::collections::HashMap;
-use stepscope_analysis::passes::capture_graphs::{CapturedGraph, captured_graphs};
-use stepscope_analysis::passes::efficiency::OpRow;
-use stepscope_analysis::passes::kernel_categories::KernelCategories;
+use stepscope_analysis::KernelCategories;
+use stepscope_analysis::OpRow;
 use stepscope_analysis::{AnalysisOptions, analyze};
+use stepscope_analysis::{CapturedGraph, captured_graphs};
 
 /// A trace, the capture trace its graph replays take their shapes from, and its reference
 /// CSVs of modelled families (under `tracelens/tests/traces/`).

@@ -6,8 +6,8 @@
 
 use crate::common;
 use std::collections::BTreeMap;
-use stepscope_analysis::passes::launch_links::link_launches;
-use stepscope_analysis::passes::steps::find_steps;
+use stepscope_analysis::find_steps;
+use stepscope_analysis::link_launches;
 use stepscope_model::{GpuEventKind, RuntimeCallKind, Trace};
 
 struct Row {

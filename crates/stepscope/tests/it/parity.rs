@@ -7,10 +7,10 @@
 
 use crate::common;
 use std::collections::HashMap;
-use stepscope_analysis::passes::kernel_categories::KernelCategories;
-use stepscope_analysis::passes::launch_links::link_launches;
-use stepscope_analysis::passes::launching_ops::launching_ops;
-use stepscope_analysis::passes::stage_breakdown::TimeRow;
+use stepscope_analysis::KernelCategories;
+use stepscope_analysis::TimeRow;
+use stepscope_analysis::launching_ops;
+use stepscope_analysis::link_launches;
 use stepscope_analysis::{AnalysisOptions, TraceAnalysis, analyze};
 use stepscope_model::{GpuEventKind, Trace};
 
@@ -347,7 +347,7 @@ fn convolution_counts_the_gemm_and_transpose_kernels_its_op_launches() {
 )]
 #[test]
 fn every_stage_says_what_decided_its_categories() {
-    use stepscope_analysis::passes::event_categories::DecidedBy;
+    use stepscope_analysis::DecidedBy;
     use stepscope_model::RuntimeCallKind;
     for case in CASES {
         let trace = common::read(&format!("{BASE}/{}.json.gz", case.name));
@@ -407,8 +407,8 @@ fn every_stage_says_what_decided_its_categories() {
 )]
 #[test]
 fn replayed_kernels_take_the_category_of_the_ops_that_captured_them() {
-    use stepscope_analysis::passes::capture_graphs::captured_graphs;
-    use stepscope_analysis::passes::event_categories::DecidedBy;
+    use stepscope_analysis::DecidedBy;
+    use stepscope_analysis::captured_graphs;
     // TraceLens maps a replay's kernels to the ops of its capture trace; with `--capture`
     // (or a capture in the trace) stepscope does too, and the categories stay TraceLens's.
     let cases = [

@@ -11,8 +11,8 @@ use crate::variants::{TraceDoc, WITH_REPLAYS, analyse, is_gpu, number, ranges_ho
 use serde_json::Value;
 use std::collections::HashSet;
 use stepscope_analysis::TraceAnalysis;
-use stepscope_analysis::passes::recording_patterns::{PatternDetail, PatternFinding};
-use stepscope_analysis::passes::replay_coverage::Verdict;
+use stepscope_analysis::Verdict;
+use stepscope_analysis::{PatternDetail, PatternFinding};
 use stepscope_model::patterns::{RecordingPattern, cures};
 
 /// Traces without graph replays, to check they show no pattern either.

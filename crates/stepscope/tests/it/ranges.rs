@@ -2,11 +2,11 @@
 //! steps pass and the device-side mirrors Kineto records, on real traces.
 
 use crate::common;
-use stepscope_analysis::passes::kernel_categories::KernelCategories;
-use stepscope_analysis::passes::ranges::{RangeBreakdown, RangePattern, RangeSummary};
-use stepscope_analysis::passes::stage_breakdown::{StageKey, StageSummary};
-use stepscope_analysis::passes::steps::Stage;
+use stepscope_analysis::KernelCategories;
+use stepscope_analysis::Stage;
 use stepscope_analysis::{AnalysisOptions, TraceAnalysis, analyze};
+use stepscope_analysis::{RangeBreakdown, RangePattern, RangeSummary};
+use stepscope_analysis::{StageKey, StageSummary};
 use stepscope_model::Trace;
 
 fn with_ranges(trace: &Trace, pattern: &str) -> TraceAnalysis {

@@ -5,8 +5,8 @@
 use crate::common;
 use crate::variants::{TraceDoc, Truth, WITH_REPLAYS, analyse, ranges_hold};
 use std::collections::HashSet;
-use stepscope_analysis::passes::capture_graphs::captured_graphs;
-use stepscope_analysis::passes::replay_coverage::Verdict;
+use stepscope_analysis::Verdict;
+use stepscope_analysis::captured_graphs;
 
 /// A way of removing GPU events, by the launches' node lists.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -5,9 +5,9 @@
 use crate::common;
 use serde_json::Value;
 use std::collections::{HashMap, HashSet};
-use stepscope_analysis::passes::capture_graphs::CapturedGraph;
-use stepscope_analysis::passes::kernel_categories::KernelCategories;
-use stepscope_analysis::passes::replay_coverage::ReplayCoverage;
+use stepscope_analysis::CapturedGraph;
+use stepscope_analysis::KernelCategories;
+use stepscope_analysis::ReplayCoverage;
 use stepscope_analysis::{AnalysisOptions, TraceAnalysis, analyze};
 use stepscope_ingest::{ReadOptions, read_trace_bytes};
 use stepscope_synth::removal::{read_json, to_json_bytes};

@@ -8,8 +8,8 @@ use crate::commands::read_args::ReadArgs;
 use crate::output;
 use clap::Args;
 use std::path::PathBuf;
-use stepscope_analysis::passes::efficiency::devices::DevicePeaks;
-use stepscope_analysis::passes::ranges::RangePattern;
+use stepscope_analysis::DevicePeaks;
+use stepscope_analysis::RangePattern;
 
 /// `stepscope --help`'s line for `analyze`.
 const ABOUT: &str =

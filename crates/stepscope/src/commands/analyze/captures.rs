@@ -7,7 +7,7 @@ use super::{AnalyzeSettings, FileResult, analyze_file};
 use crate::commands::inputs::FoundCapture;
 use anyhow::bail;
 use std::path::{Path, PathBuf};
-use stepscope_analysis::passes::capture_graphs::{CapturedGraph, captured_graphs};
+use stepscope_analysis::{CapturedGraph, captured_graphs};
 use stepscope_ingest::{ReadOptions, read_trace_file};
 
 /// A capture trace read, and which files it sizes.

@@ -171,7 +171,7 @@ fn worst_verdict(verdicts: &[OverallVerdict]) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use stepscope_analysis::passes::replay_coverage::Verdict;
+    use stepscope_analysis::Verdict;
 
     #[test]
     fn a_partial_window_makes_the_run_partial_unless_a_window_fails() {
