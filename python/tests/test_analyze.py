@@ -162,6 +162,8 @@ def test_errors_raise_with_the_commands_message_and_hint(tmp_path):
     with pytest.raises(stepscope.StepscopeError) as error:
         stepscope.analyze(broken)
     assert "broken.json" in error.value.message
+    # The fix is said as the option a Python caller gives, not only as the command's flag.
+    assert "allow_truncated=True" in (error.value.hint or ""), error.value.hint
 
 
 SGLANG = TRACES / "tracelens/tests/traces/inference/sglang_decode/sglang_Qwen3-8B_decode.json.gz"

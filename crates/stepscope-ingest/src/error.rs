@@ -28,7 +28,7 @@ pub enum IngestError {
     },
     /// The compressed stream is truncated or corrupt.
     #[error(
-        "Failed to decompress `{}`: the compressed stream breaks near byte {compressed_offset} (after {decompressed_bytes} bytes of JSON)\nhint: the file is truncated or corrupt; `--allow-truncated` analyses the events before the break",
+        "Failed to decompress `{}`: the compressed stream breaks near byte {compressed_offset} (after {decompressed_bytes} bytes of JSON)\nhint: the file is truncated or corrupt; reading with allow-truncated (`--allow-truncated`; in Python `allow_truncated=True`) analyses the events before the break",
         path.display()
     )]
     Decompress {
@@ -127,10 +127,9 @@ fn json_message(path: Option<&Path>, offset: u64, message: &str, truncated: bool
         // Broken at its first byte: nothing before the break, so no trace to salvage.
         format!("the file does not begin as a trace; is it one? {READS}")
     } else if truncated {
-        "the file is truncated (was the profiler stopped while writing?); `--allow-truncated` analyses the events before the break".to_owned()
+        "the file is truncated (was the profiler stopped while writing?); reading with allow-truncated (`--allow-truncated`; in Python `allow_truncated=True`) analyses the events before the break".to_owned()
     } else {
-        "the file is corrupt at that point; `--allow-truncated` analyses the events before it"
-            .to_owned()
+        "the file is corrupt at that point; reading with allow-truncated (`--allow-truncated`; in Python `allow_truncated=True`) analyses the events before it".to_owned()
     };
     format!("{file} is not valid trace JSON at byte {offset}: {message}\nhint: {hint}")
 }

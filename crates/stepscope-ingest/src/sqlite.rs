@@ -143,7 +143,7 @@ pub fn error(label: &str, place: &str, e: &rusqlite::Error) -> IngestError {
         place: place.to_owned(),
         message: e.to_string(),
         hint: if corrupt {
-            "the database is cut short or corrupt (copied while the profiler was still writing it?); `--allow-truncated` analyses the rows before the damage"
+            "the database is cut short or corrupt (copied while the profiler was still writing it?); reading with allow-truncated (`--allow-truncated`; in Python `allow_truncated=True`) analyses the rows before the damage"
         } else {
             "is it a complete export of a profiler run? `sqlite3 FILE .tables` lists what it holds"
         },

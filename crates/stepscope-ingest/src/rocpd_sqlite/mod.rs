@@ -121,7 +121,7 @@ pub fn read(db: &Database, builder: &mut TraceBuilder) -> Result<(), IngestError
             message:
                 "no rocpd_kernel_dispatch or rocpd_region table (with or without a UUID suffix)"
                     .to_owned(),
-            hint: "is it a rocprofv3 database (rocprofv3 --output-format rocpd, <host>/<pid>_results.db)? `--format auto` tells the SQLite formats apart by their tables",
+            hint: "is it a rocprofv3 database (rocprofv3 --output-format rocpd, <host>/<pid>_results.db)? the automatic format (`--format auto`; in Python `format=None`) tells the SQLite formats apart by their tables",
         });
     }
     let mut totals = rows::Totals::default();

@@ -269,7 +269,7 @@ fn cut_short(
             path: label.to_owned(),
             line,
             message: "the table ends inside this row (no line break after it, and it does not read): the file was cut short".to_owned(),
-            hint: "rocprofv3 writes its tables when the profiled process exits (was it still running, or the copy incomplete?); `--allow-truncated` analyses the rows before the cut",
+            hint: "rocprofv3 writes its tables when the profiled process exits (was it still running, or the copy incomplete?); reading with allow-truncated (`--allow-truncated`; in Python `allow_truncated=True`) analyses the rows before the cut",
         });
     }
     let stats = builder.stats_mut();

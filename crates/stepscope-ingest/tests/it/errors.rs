@@ -130,7 +130,9 @@ fn a_cut_object_is_still_truncated() {
 fn corrupt_and_unknown_inputs_keep_their_hints() {
     let corrupt = read(br#"[{"ph":"X"} garbage]"#, 1, false).unwrap_err();
     assert!(hint(&corrupt).contains("corrupt"), "{corrupt}");
-    assert!(hint(&corrupt).contains("`--allow-truncated` analyses the events before it"));
+    assert!(hint(&corrupt).contains(
+        "(`--allow-truncated`; in Python `allow_truncated=True`) analyses the events before it"
+    ));
     let unknown = read(b"plain text", 1, true).unwrap_err();
     assert!(
         matches!(unknown, IngestError::UnknownFormat { .. }),

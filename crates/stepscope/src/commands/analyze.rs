@@ -215,7 +215,7 @@ enum CaptureSource {
 fn one_file_for_perfetto(perfetto: Option<&Path>, files: usize) -> anyhow::Result<()> {
     if perfetto.is_some() && files > 1 {
         anyhow::bail!(
-            "--perfetto exports one trace, and {files} were given\nhint: run `stepscope analyze FILE --perfetto OUT.json` once per rank file"
+            "the Perfetto export (`--perfetto`; in Python `perfetto=`) writes one trace, and {files} were given\nhint: export once per rank file (`stepscope analyze FILE --perfetto OUT.json`)"
         );
     }
     Ok(())
