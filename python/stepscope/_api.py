@@ -154,20 +154,16 @@ def env(
     ``stepscope env`` gives them: ``{"switches": {VARIABLE: VALUE}, "explanation": text}``.
     Give one of ``rocm`` (a version), ``cuda``, ``trace`` (files or folders), ``detect``
     (with ``pid``, ``python_env`` or ``root``)."""
-    args: list[str] = []
-    if rocm is not None:
-        args += ["--rocm", rocm]
-    if cuda:
-        args.append("--cuda")
-    if trace is not None:
-        for path in _paths(trace):
-            args += ["--trace", path]
-    if detect:
-        args.append("--detect")
-    for flag, value in (("--pid", pid), ("--python-env", python_env), ("--root", root)):
-        if value is not None:
-            args += [flag, str(value) if isinstance(value, int) else os.fspath(value)]
-    switches, explanation = _call(_stepscope.env, args)
+    switches, explanation = _call(
+        _stepscope.env,
+        rocm=rocm,
+        cuda=cuda,
+        trace=[] if trace is None else _paths(trace),
+        detect=detect,
+        pid=pid,
+        python_env=python_env,
+        root=root,
+    )
     return {"switches": dict(switches), "explanation": explanation}
 
 

@@ -58,8 +58,19 @@ def find_traces(paths: list[str]) -> list[str]:
 def combine_verdicts(verdicts: list[str], failed: int) -> str:
     """Several files' verdicts together, as ``analyze`` combines a folder's."""
 
-def env(args: list[str]) -> tuple[list[tuple[str, str]], str]:
-    """``stepscope env ARGS…``: the switches and the explanation."""
+def env(
+    *,
+    rocm: str | None = None,
+    cuda: bool = False,
+    trace: list[str] = ...,
+    detect: bool = False,
+    pid: int | None = None,
+    python_env: str | os.PathLike[str] | None = None,
+    root: str | os.PathLike[str] | None = None,
+) -> tuple[list[tuple[str, str]], str]:
+    """``stepscope env`` from typed keyword arguments: the switches and the explanation.
+    Exactly one of ``rocm``, ``cuda``, ``trace``, ``detect``; a wrong type is a
+    ``TypeError``, an unusable combination a ``ValueError`` naming the parameters."""
 
 def check_configs(paths: list[str]) -> list[tuple[str, str, str, str, list[str]]]:
     """``stepscope config check PATHS…``: per config, path, kind, framework, fingerprint and

@@ -56,3 +56,21 @@ def test_config_check_passes_the_shipped_configs_and_names_a_missing_switch(cli,
     assert result["findings"][0] in done.stdout
     with pytest.raises(stepscope.StepscopeError):
         stepscope.check_configs(tmp_path / "missing.yaml")
+
+
+@pytest.mark.parametrize(
+    "keywords, error, says",
+    [
+        ({}, ValueError, ["rocm, cuda, trace, detect", "exactly one"]),
+        ({"rocm": "7.2.0", "cuda": True}, ValueError, ["exactly one"]),
+        ({"rocm": "7.2.0", "pid": 1}, ValueError, ["pid", "detect=True"]),
+        ({"rocm": 7}, TypeError, ["'rocm'"]),
+        ({"cuda": "yes"}, TypeError, ["'cuda'"]),
+    ],
+)
+def test_env_takes_typed_keywords_and_one_source(keywords, error, says):
+    # Typed into Rust: no command line is built, so the errors name the keywords.
+    with pytest.raises(error) as raised:
+        stepscope.env(**keywords)
+    for word in says:
+        assert word in str(raised.value), str(raised.value)

@@ -12,7 +12,9 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
 use std::ffi::OsString;
 use std::path::PathBuf;
-use stepscope::app::{AnalyzeRequest, DiffRequest, Gate, Outputs, Reading, RequestError};
+use stepscope::app::{
+    AnalyzeRequest, DiffRequest, EnvRequest, Gate, Outputs, Reading, RequestError,
+};
 
 pyo3::create_exception!(
     _stepscope,
@@ -176,11 +178,36 @@ fn diff(
     py.detach(|| stepscope::api::diff(request)).map_err(raise)
 }
 
-/// `stepscope env ARGS…` in-process: `([(variable, value)], explanation)`.
+/// `stepscope env` in-process, from typed keyword arguments: `([(variable, value)],
+/// explanation)`. Exactly one of `rocm`, `cuda`, `trace` and `detect`; `pid`, `python_env`
+/// and `root` with `detect` only (else a `ValueError` naming them).
 #[pyfunction]
-fn env(py: Python<'_>, args: Vec<String>) -> PyResult<(Vec<(String, String)>, String)> {
-    let argv: Vec<OsString> = args.into_iter().map(OsString::from).collect();
-    let answer = py.detach(|| stepscope::api::env(&argv)).map_err(raise)?;
+#[pyo3(signature = (
+    *, rocm=None, cuda=false, trace=Vec::new(), detect=false, pid=None, python_env=None,
+    root=None
+))]
+#[expect(
+    clippy::too_many_arguments,
+    reason = "one Rust parameter per Python keyword argument: pyo3 checks each one's type and names it in the error"
+)]
+fn env(
+    py: Python<'_>,
+    rocm: Option<String>,
+    cuda: bool,
+    trace: Vec<PathBuf>,
+    detect: bool,
+    pid: Option<u32>,
+    python_env: Option<PathBuf>,
+    root: Option<PathBuf>,
+) -> PyResult<(Vec<(String, String)>, String)> {
+    let request = EnvRequest::from_choices(
+        (rocm, cuda),
+        trace,
+        detect,
+        (pid, python_env.into_iter().collect(), root),
+    )
+    .map_err(value_error)?;
+    let answer = py.detach(|| stepscope::api::env(request)).map_err(raise)?;
     Ok((answer.switches, answer.explanation))
 }
 

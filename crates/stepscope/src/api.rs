@@ -3,11 +3,10 @@
 //! as Parquet files in memory. Both come from the same arguments the command takes and the
 //! same code, so a notebook and a pipeline can never disagree.
 
-use crate::app::{AnalyzeRequest, DiffRequest};
+use crate::app::{AnalyzeRequest, DiffRequest, EnvRequest};
 use crate::commands::analyze::{
     AnalyzeSettings, Documented, View, documented, outcome, write_files,
 };
-use clap::{Args, FromArgMatches};
 use std::ffi::OsString;
 use stepscope_report::parquet::table_files;
 
@@ -48,23 +47,6 @@ pub struct Analysis {
     pub tables: Vec<(&'static str, Vec<u8>)>,
     /// The exit code the command would end with (`--fail-on-incomplete` counts).
     pub exit_code: u8,
-}
-
-/// One command's arguments (`A`), parsed as `COMMAND ARGS` would be: a usage error is the
-/// message clap prints, exit code 2.
-fn parse<A: Args + FromArgMatches>(
-    command: &'static str,
-    args: &[OsString],
-) -> Result<A, ApiError> {
-    let words = std::iter::once(OsString::from(command)).chain(args.iter().cloned());
-    A::augment_args(clap::Command::new(command))
-        .try_get_matches_from(words)
-        .and_then(|matches| A::from_arg_matches(&matches))
-        .map_err(|error| ApiError {
-            message: error.render().to_string().trim_end().to_owned(),
-            hint: None,
-            exit_code: 2,
-        })
 }
 
 /// Runs what `stepscope analyze` runs for `request`, in this process: every file read and
@@ -198,16 +180,15 @@ pub struct EnvAnswer {
     pub explanation: String,
 }
 
-/// Runs `stepscope env ARGS` (without the word `env`) in this process.
+/// Runs what `stepscope env` runs for `request`, in this process.
 ///
 /// # Errors
 ///
-/// Bad arguments, a detection that could not read what it needed, or a trace that could not
-/// be read: the command's message and hint.
-pub fn env(args: &[OsString]) -> Result<EnvAnswer, ApiError> {
+/// A detection that could not read what it needed, or a trace that could not be read: the
+/// command's message and hint.
+pub fn env(request: EnvRequest) -> Result<EnvAnswer, ApiError> {
     use crate::commands::env::{EnvSettings, answer};
-    let parsed: crate::commands::env::EnvArgs = parse("stepscope env", args)?;
-    let settings = EnvSettings::resolve(parsed).map_err(|e| ApiError::new(&e, 2))?;
+    let settings = EnvSettings::resolve(request, false).map_err(|e| ApiError::new(&e, 2))?;
     let found = answer(&settings).map_err(|(error, hint)| ApiError {
         message: format!("{:#}", anyhow::Error::new(error)),
         hint: Some(hint),

@@ -7,5 +7,5 @@
 mod request;
 
 pub use request::{
-    AnalyzeRequest, CategoryTable, DiffRequest, Gate, Outputs, Reading, RequestError,
+    AnalyzeRequest, CategoryTable, DiffRequest, EnvRequest, Gate, Outputs, Reading, RequestError,
 };

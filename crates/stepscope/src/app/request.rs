@@ -91,6 +91,71 @@ impl DiffRequest {
     }
 }
 
+/// Where `env` finds the runtime whose switches it prints (what the flags of `stepscope env`
+/// and the keyword arguments of `stepscope.env` both become).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum EnvRequest {
+    /// A HIP runtime or ROCm release, as typed (`7.2.0`, `7.2`).
+    Rocm(String),
+    /// CUDA: no switch.
+    Cuda,
+    /// The runtimes the traces' headers name (files, or folders of them).
+    Traces(Vec<PathBuf>),
+    /// The HIP runtime a process maps (`pid`), or the Python environments ship, below
+    /// `root`; with neither, the active environment's (`VIRTUAL_ENV`, `CONDA_PREFIX`).
+    Detect {
+        /// The process whose mapped libraries decide.
+        pid: Option<u32>,
+        /// Python environments whose `torch/lib` copies decide.
+        python_envs: Vec<PathBuf>,
+        /// The file system root the paths are read below (a container's).
+        root: PathBuf,
+    },
+}
+
+impl EnvRequest {
+    /// The request keyword arguments give: exactly one of `rocm`, `cuda`, `trace` and
+    /// `detect`; `pid`, `python_env` and `root` only with `detect`.
+    ///
+    /// # Errors
+    ///
+    /// None or several sources, or a detection option without `detect`.
+    pub fn from_choices(
+        (rocm, cuda): (Option<String>, bool),
+        trace: Vec<PathBuf>,
+        detect: bool,
+        (pid, python_envs, root): (Option<u32>, Vec<PathBuf>, Option<PathBuf>),
+    ) -> Result<Self, RequestError> {
+        let given = [rocm.is_some(), cuda, !trace.is_empty(), detect];
+        if given.iter().filter(|&&g| g).count() != 1 {
+            return Err(RequestError {
+                option: "rocm, cuda, trace, detect",
+                value: format!("{} given", given.iter().filter(|&&g| g).count()),
+                message: "give exactly one source of the runtime\nhint: rocm=\"7.2.0\", cuda=True, trace=PATHS or detect=True".to_owned(),
+            });
+        }
+        let detection = pid.is_some() || !python_envs.is_empty() || root.is_some();
+        if detection && !detect {
+            return Err(RequestError {
+                option: "pid, python_env, root",
+                value: "given".to_owned(),
+                message: "they say where to detect the runtime\nhint: pass detect=True with them"
+                    .to_owned(),
+            });
+        }
+        Ok(match (rocm, cuda, detect) {
+            (Some(version), _, _) => EnvRequest::Rocm(version),
+            (None, true, _) => EnvRequest::Cuda,
+            (None, false, true) => EnvRequest::Detect {
+                pid,
+                python_envs,
+                root: root.unwrap_or_else(|| PathBuf::from("/")),
+            },
+            (None, false, false) => EnvRequest::Traces(trace),
+        })
+    }
+}
+
 /// How to read trace files.
 #[derive(Debug, Clone, Default)]
 pub struct Reading {

@@ -6,6 +6,7 @@
 
 use super::inputs::expand_inputs;
 use crate::Outcome;
+use crate::app::EnvRequest;
 use crate::output;
 use clap::{ArgGroup, Args};
 use std::fmt::Write as _;
@@ -48,12 +49,45 @@ pub struct EnvSettings {
 }
 
 impl EnvSettings {
-    /// Resolves arguments; every field is destructured so a new flag cannot be ignored.
+    /// Resolves a request: traces found, detection options set.
     ///
     /// # Errors
     ///
-    /// A `--trace` path that does not exist, or a folder that holds no trace file.
-    pub fn resolve(args: EnvArgs) -> anyhow::Result<Self> {
+    /// A trace path that does not exist, or a folder that holds no trace file.
+    pub fn resolve(request: EnvRequest, shell: bool) -> anyhow::Result<Self> {
+        let runtime = match request {
+            EnvRequest::Rocm(version) => RuntimeChoice::Rocm(version),
+            EnvRequest::Cuda => RuntimeChoice::Cuda,
+            EnvRequest::Traces(trace) => RuntimeChoice::Trace(expand_inputs(&trace)?),
+            EnvRequest::Detect {
+                pid,
+                python_envs,
+                root,
+            } => {
+                let python_environments = if python_envs.is_empty() && root == Path::new("/") {
+                    ["VIRTUAL_ENV", "CONDA_PREFIX"]
+                        .iter()
+                        .filter_map(|name| std::env::var_os(name).map(PathBuf::from))
+                        .collect()
+                } else {
+                    python_envs
+                };
+                RuntimeChoice::Detect(
+                    DetectOptions::default()
+                        .with_root(root)
+                        .with_pid(pid)
+                        .with_python_environments(python_environments),
+                )
+            }
+        };
+        Ok(Self { runtime, shell })
+    }
+}
+
+impl EnvArgs {
+    /// The request the flags say, and `--shell`; every field is destructured so a new flag
+    /// cannot be ignored. Clap has made sure one source is given.
+    pub fn request(self) -> (EnvRequest, bool) {
         let EnvArgs {
             rocm,
             cuda,
@@ -63,30 +97,18 @@ impl EnvSettings {
             python_env,
             root,
             shell,
-        } = args;
-        let runtime = if let Some(version) = rocm {
-            RuntimeChoice::Rocm(version)
-        } else if cuda {
-            RuntimeChoice::Cuda
-        } else if !detect && !trace.is_empty() {
-            RuntimeChoice::Trace(expand_inputs(&trace)?)
-        } else {
-            let python_environments = if python_env.is_empty() && root == Path::new("/") {
-                ["VIRTUAL_ENV", "CONDA_PREFIX"]
-                    .iter()
-                    .filter_map(|name| std::env::var_os(name).map(PathBuf::from))
-                    .collect()
-            } else {
-                python_env
-            };
-            RuntimeChoice::Detect(
-                DetectOptions::default()
-                    .with_root(root)
-                    .with_pid(pid)
-                    .with_python_environments(python_environments),
-            )
+        } = self;
+        let request = match (rocm, cuda) {
+            (Some(version), _) => EnvRequest::Rocm(version),
+            (None, true) => EnvRequest::Cuda,
+            (None, false) if !detect && !trace.is_empty() => EnvRequest::Traces(trace),
+            (None, false) => EnvRequest::Detect {
+                pid,
+                python_envs: python_env,
+                root,
+            },
         };
-        Ok(Self { runtime, shell })
+        (request, shell)
     }
 }
 
@@ -157,7 +179,8 @@ pub fn answer(settings: &EnvSettings) -> Result<Answer, (DetectError, String)> {
 
 /// `stepscope env`.
 pub fn run(args: EnvArgs) -> anyhow::Result<Outcome> {
-    let settings = match EnvSettings::resolve(args) {
+    let (request, shell) = args.request();
+    let settings = match EnvSettings::resolve(request, shell) {
         Ok(settings) => settings,
         Err(error) => {
             output::print_error(&error);
