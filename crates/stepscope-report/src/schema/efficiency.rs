@@ -205,14 +205,12 @@ impl EfficiencyReport {
             }),
             modelled_calls: efficiency.modelled_calls,
             calls_without_shapes: efficiency.calls_without_shapes,
-            note: if efficiency.no_gpu_work {
-                Some(NO_GPU_WORK_NOTE)
-            } else if efficiency.no_host_ops {
+            note: if efficiency.no_host_ops {
                 Some(NO_HOST_OPS_NOTE)
+            } else if efficiency.recorded_without_shapes() {
+                Some(WITHOUT_SHAPES_NOTE)
             } else {
-                efficiency
-                    .recorded_without_shapes()
-                    .then_some(WITHOUT_SHAPES_NOTE)
+                efficiency.no_gpu_work.then_some(NO_GPU_WORK_NOTE)
             },
             graph_replays: efficiency.graph_replays,
             replays_with_shapes: efficiency.replays_with_shapes,

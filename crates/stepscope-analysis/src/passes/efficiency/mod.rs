@@ -62,13 +62,9 @@ struct Call {
 /// Runs the pass.
 pub fn efficiency(trace: &Trace, inputs: EfficiencyInputs<'_>) -> Efficiency {
     let device = find_device(trace, inputs.device);
-    if trace.gpu.is_empty() {
-        // A CPU-only run: every op would be a row of 0 µs kernel time.
-        let mut efficiency = table::TableBuilder::default().finish(&[], device);
-        efficiency.no_host_ops = trace.cpu_ops.is_empty();
-        efficiency.no_gpu_work = true;
-        return efficiency;
-    }
+    // A CPU-only run: its calls are counted (a note may say shapes are missing), but every
+    // row would be one of 0 µs kernel time, so none is made.
+    let no_gpu_work = trace.gpu.is_empty();
     let launches = ThreadLaunches::new(trace, inputs.links, inputs.ops);
     let named: Vec<bool> = trace
         .names
@@ -103,13 +99,14 @@ pub fn efficiency(trace: &Trace, inputs: EfficiencyInputs<'_>) -> Efficiency {
             continue;
         }
         pass.builder.modelled_call(!with_shapes);
-        if with_shapes {
+        if with_shapes && !no_gpu_work {
             pass.add_call(op, nesting.encloses(op));
         }
     }
     replays::add_replay_calls(&mut pass, inputs.links, inputs.captures);
     let mut efficiency = pass.builder.finish(&pass.calls, device);
     efficiency.no_host_ops = trace.cpu_ops.is_empty();
+    efficiency.no_gpu_work = no_gpu_work;
     efficiency
 }
 
