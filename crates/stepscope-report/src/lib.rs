@@ -2,7 +2,7 @@
 //! [`schema`], built once from the analysis, so the outputs cannot disagree.
 //!
 //! ```
-//! use stepscope_analysis::{AnalysisOptions, analyze, passes::kernel_categories::KernelCategories};
+//! use stepscope_analysis::{AnalysisOptions, KernelCategories, analyze};
 //! use stepscope_model::TraceBuilder;
 //! use stepscope_report::schema::{Document, FileReport, SCHEMA_VERSION, Tool, overall_verdict};
 //! use stepscope_report::terminal::{TerminalOptions, render};
