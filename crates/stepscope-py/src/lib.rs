@@ -74,17 +74,7 @@ fn analyze<'py>(
         inputs: paths,
         capture,
         capture_folders: !no_capture_folder,
-        reading: Reading {
-            categories,
-            allow_truncated,
-            format: format
-                .as_deref()
-                .map(RequestError::format)
-                .transpose()
-                .map_err(value_error)?
-                .flatten(),
-            threads: count("threads", threads)?,
-        },
+        reading: reading(categories, allow_truncated, format.as_deref(), threads)?,
         range: range
             .as_deref()
             .map(RequestError::range)
@@ -113,6 +103,25 @@ fn analyze<'py>(
         tables.set_item(*name, PyBytes::new(py, bytes))?;
     }
     Ok((analysis.json, tables, analysis.exit_code))
+}
+
+/// How to read the files, from the keywords every reading call takes.
+fn reading(
+    categories: Option<PathBuf>,
+    allow_truncated: bool,
+    format: Option<&str>,
+    threads: i64,
+) -> PyResult<Reading> {
+    Ok(Reading {
+        categories,
+        allow_truncated,
+        format: format
+            .map(RequestError::format)
+            .transpose()
+            .map_err(value_error)?
+            .flatten(),
+        threads: count("threads", threads)?,
+    })
 }
 
 /// A count a caller gave (`top`, `threads`): 0 or more.
@@ -156,17 +165,7 @@ fn diff(
         base,
         new,
         capture_folders: !no_capture_folder,
-        reading: Reading {
-            categories,
-            allow_truncated,
-            format: format
-                .as_deref()
-                .map(RequestError::format)
-                .transpose()
-                .map_err(value_error)?
-                .flatten(),
-            threads: count("threads", threads)?,
-        },
+        reading: reading(categories, allow_truncated, format.as_deref(), threads)?,
         force,
         fail_on_regression: fail_on_regression
             .map(|pct| RequestError::percent("fail_on_regression", pct))

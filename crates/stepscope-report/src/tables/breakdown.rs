@@ -46,65 +46,74 @@ pub fn stages(document: &Document, run_id: &str) -> Table {
     table
 }
 
-/// A category or kernel row of a stage, with its 1-based place in the stage's list.
-struct StageRow<'a> {
-    stage: &'static str,
+/// A category or kernel row of a list (a stage's or a range's), with the list's name and
+/// its 1-based place in it.
+pub(super) struct ListedRow<'a> {
+    group: &'a str,
     position: usize,
     row: &'a Row,
 }
 
-fn stage_rows<'a>(document: &'a Document, kernels: bool) -> Vec<Keyed<'a, StageRow<'a>>> {
+/// `list`'s rows, each with the list's name `group`.
+pub(super) fn listed<'a>(group: &'a str, list: &'a [Row]) -> impl Iterator<Item = ListedRow<'a>> {
+    list.iter().enumerate().map(move |(i, row)| ListedRow {
+        group,
+        position: i + 1,
+        row,
+    })
+}
+
+fn stage_rows<'a>(document: &'a Document, kernels: bool) -> Vec<Keyed<'a, ListedRow<'a>>> {
     keyed(document, |f| {
         f.breakdown.stages.iter().flat_map(move |s| {
             let list = if kernels { &s.kernels } else { &s.categories };
-            list.iter().enumerate().map(|(i, row)| StageRow {
-                stage: s.stage.as_str(),
-                position: i + 1,
-                row,
-            })
+            listed(s.stage.as_str(), list)
         })
     })
 }
 
-/// The columns a category and a kernel row share (of a stage or of a range); `row` finds
-/// the row in an item.
-pub(super) fn row_columns<T>(
-    table: &mut Table,
-    rows: &[Keyed<'_, T>],
-    row: impl Fn(&T) -> &Row + Copy,
-) {
+/// The table of listed category rows (`kernels: false`) or kernel rows, the list's name in
+/// column `group` (`stage`, `range`).
+pub(super) fn list_table(
+    (name, group): (&'static str, &'static str),
+    run_id: &str,
+    rows: &[Keyed<'_, ListedRow<'_>>],
+    kernels: bool,
+) -> Table {
+    let mut table = keyed_table(name, run_id, rows);
+    table.column(group, rows, |r| r.item.group);
+    if kernels {
+        table
+            .column("position", rows, |r| r.item.position)
+            .column("kernel", rows, |r| r.item.row.name.as_str())
+            .column("kernel_id", rows, |r| {
+                r.item.row.kernel_id.as_deref().unwrap_or_default()
+            });
+    }
+    table.column("category", rows, |r| r.item.row.category.as_str());
+    row_columns(&mut table, rows);
     table
-        .column("events", rows, |r| row(&r.item).events)
-        .column("time_ns", rows, |r| ns(row(&r.item).time_us))
-        .column("share", rows, |r| row(&r.item).share)
-        .column("mean_ns", rows, |r| ns(row(&r.item).mean_us))
-        .column("events_by_op", rows, |r| row(&r.item).events_by_op)
-        .column("time_by_op_ns", rows, |r| ns(row(&r.item).time_by_op_us));
+}
+
+/// The columns a category and a kernel row share.
+fn row_columns(table: &mut Table, rows: &[Keyed<'_, ListedRow<'_>>]) {
+    table
+        .column("events", rows, |r| r.item.row.events)
+        .column("time_ns", rows, |r| ns(r.item.row.time_us))
+        .column("share", rows, |r| r.item.row.share)
+        .column("mean_ns", rows, |r| ns(r.item.row.mean_us))
+        .column("events_by_op", rows, |r| r.item.row.events_by_op)
+        .column("time_by_op_ns", rows, |r| ns(r.item.row.time_by_op_us));
 }
 
 /// One row per stage and kernel category of each file.
 pub fn stage_category(document: &Document, run_id: &str) -> Table {
     let rows = stage_rows(document, false);
-    let mut table = keyed_table("stage_category", run_id, &rows);
-    table
-        .column("stage", &rows, |r| r.item.stage)
-        .column("category", &rows, |r| r.item.row.category.as_str());
-    row_columns(&mut table, &rows, |r| r.row);
-    table
+    list_table(("stage_category", "stage"), run_id, &rows, false)
 }
 
 /// The top kernels of each stage of each file (`--top`, at least 50, as the JSON).
 pub fn kernels(document: &Document, run_id: &str) -> Table {
     let rows = stage_rows(document, true);
-    let mut table = keyed_table("kernels", run_id, &rows);
-    table
-        .column("stage", &rows, |r| r.item.stage)
-        .column("position", &rows, |r| r.item.position)
-        .column("kernel", &rows, |r| r.item.row.name.as_str())
-        .column("kernel_id", &rows, |r| {
-            r.item.row.kernel_id.as_deref().unwrap_or_default()
-        })
-        .column("category", &rows, |r| r.item.row.category.as_str());
-    row_columns(&mut table, &rows, |r| r.row);
-    table
+    list_table(("kernels", "stage"), run_id, &rows, true)
 }

@@ -1,11 +1,11 @@
 //! The `ranges`, `range_category` and `range_kernels` tables: each file's `--range`
 //! breakdown, as the JSON's `ranges` (empty when no range was asked for).
 
-use super::breakdown::row_columns;
-use super::coverage::{keyed, keyed_table};
+use super::breakdown::{ListedRow, list_table, listed};
+use super::coverage::{Keyed, keyed, keyed_table};
 use super::ns;
 use super::table::Table;
-use crate::schema::{Document, Range, Row};
+use crate::schema::{Document, Range};
 
 /// One row per annotation name that matched the pattern, in each file.
 pub fn ranges(document: &Document, run_id: &str) -> Table {
@@ -32,17 +32,7 @@ pub fn ranges(document: &Document, run_id: &str) -> Table {
     table
 }
 
-/// A category or kernel row of a range, with its 1-based place in the range's list.
-pub(super) struct RangeRow<'a> {
-    range: &'a str,
-    position: usize,
-    pub(super) row: &'a Row,
-}
-
-fn range_rows<'a>(
-    document: &'a Document,
-    kernels: bool,
-) -> Vec<super::coverage::Keyed<'a, RangeRow<'a>>> {
+fn range_rows<'a>(document: &'a Document, kernels: bool) -> Vec<Keyed<'a, ListedRow<'a>>> {
     keyed(document, move |f| {
         f.ranges.iter().flat_map(move |found| {
             found.ranges.iter().flat_map(move |range: &'a Range| {
@@ -51,11 +41,7 @@ fn range_rows<'a>(
                 } else {
                     &range.categories
                 };
-                list.iter().enumerate().map(|(i, row)| RangeRow {
-                    range: range.name.as_str(),
-                    position: i + 1,
-                    row,
-                })
+                listed(range.name.as_str(), list)
             })
         })
     })
@@ -64,26 +50,11 @@ fn range_rows<'a>(
 /// One row per range and kernel category of each file; shares are of the range's GPU time.
 pub fn range_category(document: &Document, run_id: &str) -> Table {
     let rows = range_rows(document, false);
-    let mut table = keyed_table("range_category", run_id, &rows);
-    table
-        .column("range", &rows, |r| r.item.range)
-        .column("category", &rows, |r| r.item.row.category.as_str());
-    row_columns(&mut table, &rows, |r| r.row);
-    table
+    list_table(("range_category", "range"), run_id, &rows, false)
 }
 
 /// The top kernels of each range of each file.
 pub fn range_kernels(document: &Document, run_id: &str) -> Table {
     let rows = range_rows(document, true);
-    let mut table = keyed_table("range_kernels", run_id, &rows);
-    table
-        .column("range", &rows, |r| r.item.range)
-        .column("position", &rows, |r| r.item.position)
-        .column("kernel", &rows, |r| r.item.row.name.as_str())
-        .column("kernel_id", &rows, |r| {
-            r.item.row.kernel_id.as_deref().unwrap_or_default()
-        })
-        .column("category", &rows, |r| r.item.row.category.as_str());
-    row_columns(&mut table, &rows, |r| r.row);
-    table
+    list_table(("range_kernels", "range"), run_id, &rows, true)
 }

@@ -13,6 +13,7 @@ use super::progress::{ReadProgress, RunProgress};
 use super::read_args::CategoryTable;
 use crate::Outcome;
 use crate::app::{AnalyzeRequest, Gate, Outputs};
+use crate::cli::ColorChoice;
 use crate::output;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -197,6 +198,19 @@ pub struct View {
     pub progress: bool,
     /// Errors and notes on stderr as they happen.
     pub messages: bool,
+}
+
+impl View {
+    /// The view the command line's flags ask for; errors and notes go to stderr.
+    pub fn from_flags(json: bool, wide: bool, color: ColorChoice, no_progress: bool) -> Self {
+        View {
+            json,
+            wide,
+            color: output::use_color(color),
+            progress: !no_progress,
+            messages: true,
+        }
+    }
 }
 
 /// Where capture traces come from.

@@ -173,13 +173,7 @@ impl DiffArgs {
             html,
             top,
         };
-        let view = View {
-            json,
-            wide,
-            color: output::use_color(color),
-            progress: !no_progress,
-            messages: true,
-        };
+        let view = View::from_flags(json, wide, color, no_progress);
         (request, view)
     }
 }

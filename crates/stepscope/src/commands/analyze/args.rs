@@ -5,7 +5,6 @@ use super::View;
 use crate::app::{AnalyzeRequest, Gate, Outputs};
 use crate::cli::ColorChoice;
 use crate::commands::read_args::ReadArgs;
-use crate::output;
 use clap::Args;
 use std::path::PathBuf;
 use stepscope_analysis::DevicePeaks;
@@ -86,13 +85,7 @@ impl AnalyzeArgs {
             },
             top,
         };
-        let view = View {
-            json,
-            wide,
-            color: output::use_color(color),
-            progress: !no_progress,
-            messages: true,
-        };
+        let view = View::from_flags(json, wide, color, no_progress);
         (request, view)
     }
 }
