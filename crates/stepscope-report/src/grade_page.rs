@@ -45,6 +45,9 @@ pub struct MetricRow {
     pub candidate: f64,
     /// The change, its interval's ends (unbounded: `None`), all as fractions.
     pub change: (f64, Option<f64>, Option<f64>),
+    /// The interval's confidence, in percent (the gated latencies share the error rate, so
+    /// theirs is higher than the throughput's).
+    pub confidence_pct: f64,
 }
 
 /// What the page shows.
@@ -66,8 +69,6 @@ pub struct GradePage {
     pub phases: Vec<PlotPhase>,
     /// Output tok/s first, then the others.
     pub metrics: Vec<MetricRow>,
-    /// The interval's confidence, in percent.
-    pub confidence_pct: f64,
     /// The command that grades the phases again.
     pub regrade: String,
 }
@@ -248,21 +249,19 @@ fn checks(rows: &[CheckRow]) -> String {
 }
 
 fn table(page: &GradePage) -> String {
-    let mut out = format!(
-        "<h2>Medians and changes ({:.1} % intervals)</h2>\n<table id=\"metrics\"><thead><tr><th>metric</th><th>base</th><th>candidate</th><th>change</th><th>interval</th></tr></thead><tbody>\n",
-        page.confidence_pct
-    );
+    let mut out = "<h2>Medians and changes</h2>\n<table id=\"metrics\"><thead><tr><th>metric</th><th>base</th><th>candidate</th><th>change</th><th>interval</th><th>confidence</th></tr></thead><tbody>\n".to_owned();
     let percent = |v: Option<f64>| v.map_or("open".to_owned(), |v| format!("{:+.1} %", v * 100.0));
     for row in &page.metrics {
         let _ = writeln!(
             out,
-            "<tr><td>{}</td><td>{:.2}</td><td>{:.2}</td><td>{}</td><td>{} to {}</td></tr>",
+            "<tr><td>{}</td><td>{:.2}</td><td>{:.2}</td><td>{}</td><td>{} to {}</td><td>{:.1} %</td></tr>",
             escape(&row.metric),
             row.base,
             row.candidate,
             percent(Some(row.change.0)),
             percent(row.change.1),
-            percent(row.change.2)
+            percent(row.change.2),
+            row.confidence_pct
         );
     }
     out.push_str("</tbody></table>\n");
@@ -295,7 +294,6 @@ mod tests {
             }],
             phases: Vec::new(),
             metrics: Vec::new(),
-            confidence_pct: 95.0,
             regrade: "stepscope grade a b".to_owned(),
         };
         let html = render(&page);

@@ -4,9 +4,10 @@
 //! `--max-failure-rate`) against a stand-in server whose phases are drawn from known laws
 //! (`stepscope_serving::grade::simulate`). Per row, over many runs: the A/A runs (both sides
 //! the same law) that end decided, which must not exceed 5 %, and the runs with a true 10 %
-//! faster candidate that end KEEP, with the phases a side they took. Spreads of 2 %, 5 % and
-//! 10 %; the minimum effect is `grade`'s default, 2 %; 128 requests a phase, none failing,
-//! or 0.2 % failing on both sides (under the 0.5 % allowed).
+//! faster candidate that end KEEP, with the phases a side they took; budgets from 4 phases a
+//! side (the fewest with a 95 % interval) up. Spreads of 2 %, 5 % and 10 %; the minimum
+//! effect is `grade`'s default, 2 %; 128 requests a phase, none failing, or 0.2 % failing on
+//! both sides (under the 0.5 % allowed).
 //!
 //! ```text
 //! cargo bench -p stepscope-serving --bench grade_rates            # 1000 runs a row
@@ -78,7 +79,7 @@ fn main() {
             failure_rate,
             requests: 128,
         };
-        for budget in [(5, 5), (5, 20), (8, 32)] {
+        for budget in [(4, 4), (5, 5), (5, 20), (8, 32)] {
             let (decided, found, phases) = rates(base, budget, runs, &mut rng);
             println!(
                 "| {:.0} % | {:.1} % | {}–{} ({:?}) | {decided:.1} % | {found:.1} % | {phases:.1} |",

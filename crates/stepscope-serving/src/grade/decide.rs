@@ -142,7 +142,8 @@ fn slo_detail(slo: &SloCheck) -> String {
     }
 }
 
-/// A line for each latency slower beyond noise and its margin, or one saying none is.
+/// A line for each latency slower beyond noise and its margin (REVERT), or past its margin
+/// with too few phases to judge it (held back from KEEP); else one saying none is.
 fn latency_checks(metrics: &[MetricChange]) -> Vec<CheckLine> {
     let gated: Vec<&MetricChange> = metrics
         .iter()
@@ -150,11 +151,13 @@ fn latency_checks(metrics: &[MetricChange]) -> Vec<CheckLine> {
         .collect();
     let mut lines: Vec<CheckLine> = gated
         .iter()
-        .filter(|m| m.regressed)
-        .map(|metric| CheckLine {
-            check: format!("latency {}", metric.metric),
-            verdict: Verdict::Revert,
-            detail: regression_detail(metric),
+        .filter_map(|metric| {
+            let verdict = latency_verdict(metric)?;
+            Some(CheckLine {
+                check: format!("latency {}", metric.metric),
+                verdict,
+                detail: regression_detail(metric, gated.len()),
+            })
         })
         .collect();
     if lines.is_empty() && !gated.is_empty() {
@@ -167,40 +170,81 @@ fn latency_checks(metrics: &[MetricChange]) -> Vec<CheckLine> {
     lines
 }
 
+/// REVERT for a latency slower beyond noise and its margin among all the gated ones; held
+/// back from KEEP when it is so only judged alone; else nothing.
+fn latency_verdict(metric: &MetricChange) -> Option<Verdict> {
+    if metric.regressed {
+        Some(Verdict::Revert)
+    } else if metric.regressed_alone {
+        Some(Verdict::BlocksKeep)
+    } else {
+        None
+    }
+}
+
 /// The latencies checked, none slower beyond noise and its margin.
 fn latency_detail(gated: &[&MetricChange]) -> String {
     let margins: Vec<String> = gated
         .iter()
         .map(|m| format!("{} {}", m.metric, m.max_regression_pct.unwrap_or(0.0)))
         .collect();
+    let confidence = gated[0].change.confidence;
+    let together = if gated.iter().all(|m| m.change.is_bounded()) {
+        format!(
+            "{} judged together, each at {:.1} %",
+            gated.len(),
+            confidence * 100.0
+        )
+    } else {
+        format!(
+            "too few phases to judge {} together, each at {:.1} %: it takes {} a side",
+            gated.len(),
+            confidence * 100.0,
+            min_samples(confidence)
+        )
+    };
     format!(
-        "no latency slower beyond noise and its allowed % ({})",
+        "no latency slower beyond noise and its allowed % ({}; {together})",
         margins.join(", ")
     )
 }
 
-fn regression_detail(metric: &MetricChange) -> String {
-    let change = &metric.change;
+fn regression_detail(metric: &MetricChange, gated: usize) -> String {
     let allowed = metric.max_regression_pct.unwrap_or(0.0);
-    let interval = if change.is_bounded() {
-        format!(
-            " ({:.1} % CI {:+.1} % to {:+.1} %)",
-            change.confidence * 100.0,
-            change.low * 100.0,
-            change.high * 100.0
-        )
-    } else {
-        " (too few phases for an interval)".to_owned()
+    let interval = |change: &RelativeChange| {
+        if change.is_bounded() {
+            format!(
+                "{:.1} % CI {:+.1} % to {:+.1} %",
+                change.confidence * 100.0,
+                change.low * 100.0,
+                change.high * 100.0
+            )
+        } else {
+            format!(
+                "too few phases for a {:.1} % interval",
+                change.confidence * 100.0
+            )
+        }
     };
-    let verdict = if metric.regressed {
-        format!("slower beyond noise and the {allowed} % allowed")
-    } else {
-        format!("not slower beyond noise and the {allowed} % allowed")
+    let verdict = match (&metric.alone, metric.regressed) {
+        (Some(alone), false) if metric.regressed_alone => format!(
+            "slower beyond noise and the {allowed} % allowed judged alone ({}), not among {gated} latencies ({}): held back from KEEP",
+            interval(alone),
+            interval(&metric.change)
+        ),
+        (_, true) => format!(
+            "slower beyond noise and the {allowed} % allowed ({}, {gated} latencies judged together)",
+            interval(&metric.change)
+        ),
+        _ => format!(
+            "not slower beyond noise and the {allowed} % allowed ({})",
+            interval(&metric.change)
+        ),
     };
     format!(
-        "{} {:+.1} %{interval}: {verdict}",
+        "{} {:+.1} %: {verdict}",
         metric.metric,
-        change.estimate * 100.0
+        metric.change.estimate * 100.0
     )
 }
 

@@ -331,8 +331,15 @@ pub struct MetricChange {
     pub change: RelativeChange,
     /// The regression allowed beyond noise, in percent (`null`: not gated).
     pub max_regression_pct: Option<f64>,
-    /// Slower beyond noise by more than the allowed regression.
+    /// Slower beyond noise by more than the allowed regression, with the confidence shared
+    /// among the gated latencies: REVERT.
     pub regressed: bool,
+    /// For a gated latency, the same change at the look's confidence, as if it were the only
+    /// one judged (`null` for a metric not gated, whose `change` is already that).
+    pub alone: Option<RelativeChange>,
+    /// Slower beyond noise by more than the allowed regression when judged alone, though not
+    /// among all the gated latencies: too little evidence to revert, enough to hold back KEEP.
+    pub regressed_alone: bool,
 }
 
 /// A summary value (`ttft_ms.p99`) of every phase that has it.
@@ -346,37 +353,61 @@ pub fn summary_values(metric: &str, phases: &[Phase]) -> Vec<f64> {
         .collect()
 }
 
-/// Every reported metric's change at `confidence`, with the allowed regressions `margins`
-/// (percent by metric; `None`: not gated) over the defaults.
+/// Every reported metric's change, with the allowed regressions `margins` (percent by
+/// metric; `None`: not gated) over the defaults.
+///
+/// An ungated metric's interval is at `confidence`. The gated latencies share its error rate
+/// (Bonferroni): each of the `g` that both sides report gets `1 − (1 − confidence) / g`, so
+/// that a candidate no slower than the base is reverted for some latency at most as often
+/// as the confidence allows, however many latencies are gated and however independently
+/// they vary.
 pub fn metric_changes(
     base: &[Phase],
     candidate: &[Phase],
     confidence: f64,
     margins: &BTreeMap<String, Option<f64>>,
 ) -> Vec<MetricChange> {
-    REPORTED_METRICS
+    // Each metric both sides report: its name, its values on each side, and its margin.
+    type Measured<'a> = (&'a str, Vec<f64>, Vec<f64>, Option<f64>);
+    let measured: Vec<Measured> = REPORTED_METRICS
         .iter()
-        .filter_map(|metric| {
-            let (mut b, mut c) = (
-                summary_values(metric, base),
-                summary_values(metric, candidate),
-            );
-            let change = relative_change(&b, &c, confidence)?;
+        .map(|metric| {
             let margin = margins
                 .get(*metric)
                 .copied()
                 .unwrap_or_else(|| default_max_regression(metric));
-            let regressed = margin.is_some_and(|pct| change.low > pct / 100.0);
+            let values = |phases| summary_values(metric, phases);
+            (*metric, values(base), values(candidate), margin)
+        })
+        .filter(|(_, b, c, _)| !b.is_empty() && !c.is_empty())
+        .collect();
+    let gated = measured.iter().filter(|m| m.3.is_some()).count();
+    let shared = shared_confidence(confidence, gated);
+    measured
+        .into_iter()
+        .filter_map(|(metric, mut b, mut c, margin)| {
+            let level = if margin.is_some() { shared } else { confidence };
+            let change = relative_change(&b, &c, level)?;
+            let past = |change: &RelativeChange| margin.is_some_and(|pct| change.low > pct / 100.0);
+            let alone = margin.and_then(|_| relative_change(&b, &c, confidence));
             Some(MetricChange {
-                metric: (*metric).to_owned(),
+                metric: metric.to_owned(),
                 base_median: median(&mut b),
                 candidate_median: median(&mut c),
+                regressed: past(&change),
+                regressed_alone: alone.as_ref().is_some_and(past),
                 change,
                 max_regression_pct: margin,
-                regressed,
+                alone,
             })
         })
         .collect()
+}
+
+/// The confidence of each of `tests` judgements that share the error rate of one at
+/// `confidence`: `1 − (1 − confidence) / tests`.
+pub fn shared_confidence(confidence: f64, tests: usize) -> f64 {
+    1.0 - (1.0 - confidence) / tests.max(1) as f64
 }
 
 #[cfg(test)]

@@ -17,7 +17,8 @@
 //! - it keeps every `--slo` the base keeps (REVERT when its whole interval breaks it; never
 //!   KEEP while the interval reaches over the limit);
 //! - no latency (TTFT, TPOT, ITL, E2E; median and p99) regresses beyond noise by more than
-//!   its allowed margin (`--max-regression`; REVERT).
+//!   its allowed margin (`--max-regression`; REVERT), the gated latencies sharing one error
+//!   rate; one that does so only when judged alone holds KEEP back.
 //!
 //! KEEP then needs the whole throughput interval above `+min_effect`; REVERT follows from a
 //! failed check or an interval below `−min_effect`; anything else is INCONCLUSIVE, with the

@@ -37,7 +37,9 @@ when it lies below -(--min-effect) or a check fails beyond noise:
              than --max-failure-rate (at 0.5 % by default, never KEEP)
   --slo      an objective the base meets, broken beyond noise
   latency    TTFT, TPOT, ITL or E2E (median, p99) slower beyond noise by
-             more than --max-regression (5 % median, 10 % p99)
+             more than --max-regression (5 % median, 10 % p99), the gated
+             latencies sharing one error rate (one slower only when judged alone
+             holds KEEP back)
 
 With --expect-kernel or --expect-env, a candidate that does not show the kernel in a \
 profile window or the variable in its processes did not engage the change: INCONCLUSIVE, \
@@ -335,12 +337,23 @@ fn render(graded: &Grade) -> String {
         let change = &metric.change;
         let interval = if change.is_bounded() {
             format!(
-                "{:+.1} % to {:+.1} %",
+                "{:.1} % CI {:+.1} % to {:+.1} %",
+                change.confidence * 100.0,
                 change.low * 100.0,
                 change.high * 100.0
             )
         } else {
-            "no interval with so few phases".to_owned()
+            format!(
+                "no {:.1} % interval with so few phases",
+                change.confidence * 100.0
+            )
+        };
+        let flag = if metric.regressed {
+            " REGRESSED"
+        } else if metric.regressed_alone {
+            " HOLD"
+        } else {
+            ""
         };
         let _ = writeln!(
             out,
@@ -349,7 +362,7 @@ fn render(graded: &Grade) -> String {
             metric.base_median,
             metric.candidate_median,
             change.estimate * 100.0,
-            if metric.regressed { " REGRESSED" } else { "" }
+            flag
         );
     }
     for (label, phases) in [("base", &graded.base), ("candidate", &graded.candidate)] {

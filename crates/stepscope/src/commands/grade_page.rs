@@ -63,7 +63,6 @@ fn page(run: &LiveRun, grade: &Grade) -> GradePage {
         checks,
         phases,
         metrics: metric_rows(grade),
-        confidence_pct: stepscope_serving::grade::look_confidence(grade.looks) * 100.0,
         regrade: record.regrade.clone(),
     }
 }
@@ -87,6 +86,7 @@ fn metric_rows(grade: &Grade) -> Vec<MetricRow> {
         base,
         candidate,
         change: (change.estimate, bounded(change.low), bounded(change.high)),
+        confidence_pct: change.confidence * 100.0,
     };
     let tps = |phases: &[Phase]| {
         let mut values: Vec<f64> = phases.iter().map(|p| p.output_tokens_per_s).collect();

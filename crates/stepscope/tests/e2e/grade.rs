@@ -6,9 +6,13 @@
 //! with a repetition penalty, which vLLM applies to requests that do not set one) is REVERT
 //! "outputs changed" at its first probe, before any timed phase. Each boot takes about 22 s here, so
 //! the budgets are the smallest that can decide: 4 phases a side (one look, the fewest phases
-//! with a 95 % interval) for the slower candidate, 5 for the A/A run (a wrong decision there
-//! needs every base phase to beat every candidate phase, or the reverse, by more than 2 %:
-//! under 1 % of same-server runs).
+//! with a 95 % interval) for the slower candidate, 5 for the A/A run. A phase here is 8
+//! requests, about half a second, and one config's phases range over ±15 % (205 to 275
+//! output tok/s in one run), so at the default 2 % minimum effect a same-config run is
+//! decided now and then, as the grade's own error rate allows (up to 5 %; one CI run graded
+//! it KEEP +20 %). The A/A run asks for 25 %, which it never comes near: it checks that one
+//! config, booted in turns, answers the probes alike and fails nothing, not the error rate
+//! (the simulation in `grade::schedule` measures that).
 
 use crate::server;
 use serde_json::Value;
@@ -34,8 +38,15 @@ fn baseline(script: &Path, dir: &Path, port: u16, name: &str, args: &[&str]) -> 
     PathBuf::from(String::from_utf8_lossy(&written.stdout).trim())
 }
 
-/// Grades BASE against CANDIDATE with `phases` a side into `out`; exit code and grade.json.
-fn grade(base: &Path, candidate: &Path, out: &Path, phases: &str) -> (Option<i32>, Value) {
+/// Grades BASE against CANDIDATE with `phases` a side and `min_effect` % into `out`; exit
+/// code and grade.json.
+fn grade(
+    base: &Path,
+    candidate: &Path,
+    out: &Path,
+    phases: &str,
+    min_effect: &str,
+) -> (Option<i32>, Value) {
     let started = Instant::now();
     let output = Command::new(env!("CARGO_BIN_EXE_stepscope"))
         .arg("grade")
@@ -43,6 +54,7 @@ fn grade(base: &Path, candidate: &Path, out: &Path, phases: &str) -> (Option<i32
         .arg("--out")
         .arg(out)
         .args(["--min-phases", phases, "--max-phases", phases])
+        .args(["--min-effect", min_effect])
         .args(["--concurrency", "4", "--num-prompts", "8"])
         .args(["--input-len", "32", "--output-len", "16", "--no-progress"])
         .args(["--ready-timeout", "600"])
@@ -101,7 +113,7 @@ fn one_sequence_at_a_time_is_revert_and_the_same_config_twice_is_never_decided()
     );
 
     let out = dir.path().join("slower");
-    let (code, doc) = grade(&base, &one, &out, "4");
+    let (code, doc) = grade(&base, &one, &out, "4", "2");
     assert_eq!(code, Some(3), "{doc}");
     assert_eq!(doc["decision"], "REVERT", "{doc}");
     assert_eq!(doc["run"]["status"], "complete");
@@ -118,7 +130,7 @@ fn one_sequence_at_a_time_is_revert_and_the_same_config_twice_is_never_decided()
     assert_eq!(regraded["output_throughput"], doc["output_throughput"]);
 
     let out = dir.path().join("same");
-    let (code, doc) = grade(&base, &base, &out, "5");
+    let (code, doc) = grade(&base, &base, &out, "5", "25");
     assert_eq!(code, Some(5), "{doc}");
     assert_eq!(doc["decision"], "INCONCLUSIVE", "{doc}");
     // Greedy answers of one config, probed at every turn, are the same token for token.
@@ -150,7 +162,7 @@ fn changed_sampling_is_revert_for_its_outputs() {
         ],
     );
     let out = dir.path().join("sampling");
-    let (code, doc) = grade(&base, &penalised, &out, "4");
+    let (code, doc) = grade(&base, &penalised, &out, "4", "2");
     assert_eq!(code, Some(3), "{doc}");
     let reason = doc["reason"].as_str().unwrap_or_default();
     assert!(reason.starts_with("outputs changed: prompt "), "{doc}");
