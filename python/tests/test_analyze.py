@@ -166,6 +166,21 @@ def test_errors_raise_with_the_commands_message_and_hint(tmp_path):
     assert "allow_truncated=True" in (error.value.hint or ""), error.value.hint
 
 
+def test_each_unreadable_file_is_named_in_the_message_and_each_fix_in_the_hint(tmp_path):
+    empty = tmp_path / "empty.json"
+    empty.write_text("")
+    cut = tmp_path / "cut.json"
+    cut.write_text('{"traceEvents": [{"ph": "X"')
+    with pytest.raises(stepscope.StepscopeError) as error:
+        stepscope.analyze([empty, cut])
+    message, hint = error.value.message, error.value.hint or ""
+    assert "empty.json` is empty" in message and "cut.json` is not valid trace JSON" in message
+    assert "hint" not in message, message
+    # Both fixes, each from its own error, and nothing of the messages.
+    assert "the profiler wrote nothing" in hint and "allow_truncated=True" in hint, hint
+    assert "cut.json" not in hint and "is empty" not in hint, hint
+
+
 SGLANG = TRACES / "tracelens/tests/traces/inference/sglang_decode/sglang_Qwen3-8B_decode.json.gz"
 
 
@@ -358,6 +373,22 @@ def test_an_error_is_raised_not_printed_first(tmp_path, capfd):
     with pytest.raises(stepscope.StepscopeError) as error:
         stepscope.diff(broken, SGLANG)
     assert "BASE" in error.value.message and "broken.json" in error.value.message
+    captured = capfd.readouterr()
+    assert captured.err == "" and captured.out == "", captured
+
+
+def test_files_written_from_python_are_not_announced_on_stderr(tmp_path, capfd):
+    # The caller named every output; the command's "wrote …" notes are for a terminal.
+    stepscope.analyze(
+        SGLANG,
+        html=tmp_path / "page.html",
+        csv=tmp_path / "csv",
+        parquet=tmp_path / "dataset",
+        perfetto=tmp_path / "perfetto.json",
+    )
+    stepscope.diff(SGLANG, SGLANG, html=tmp_path / "diff.html")
+    for written in ["page.html", "csv/stages.csv", "dataset", "perfetto.json", "diff.html"]:
+        assert (tmp_path / written).exists(), written
     captured = capfd.readouterr()
     assert captured.err == "" and captured.out == "", captured
 

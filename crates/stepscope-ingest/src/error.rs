@@ -2,13 +2,13 @@
 
 use crate::kineto_json::ReadFailure;
 use std::path::{Path, PathBuf};
+use stepscope_model::Hint;
 
 /// Why a trace could not be read.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum IngestError {
     /// The file could not be opened or read.
-    #[error("Failed to read `{}`", path.display())]
     Io {
         /// The file.
         path: PathBuf,
@@ -18,19 +18,11 @@ pub enum IngestError {
     },
     /// The file was cut or rewritten while it was read (a profiler still writing it, a
     /// script rotating it): what was read is not the file as it is now, or as it was.
-    #[error(
-        "`{}` changed while it was read (it was cut short or rewritten)\nhint: read it again once whatever writes it has finished; copy it aside first if it is still being written",
-        path.display()
-    )]
     Changed {
         /// The file.
         path: PathBuf,
     },
     /// The compressed stream is truncated or corrupt.
-    #[error(
-        "Failed to decompress `{}`: the compressed stream breaks near byte {compressed_offset} (after {decompressed_bytes} bytes of JSON)\nhint: the file is truncated or corrupt; reading with allow-truncated (`--allow-truncated`; in Python `allow_truncated=True`) analyses the events before the break",
-        path.display()
-    )]
     Decompress {
         /// The file.
         path: PathBuf,
@@ -43,7 +35,6 @@ pub enum IngestError {
         source: std::io::Error,
     },
     /// The JSON is malformed or ends early.
-    #[error("{}", json_message(path.as_deref(), *offset, message, *truncated))]
     Json {
         /// The file, when reading from one.
         path: Option<PathBuf>,
@@ -55,19 +46,11 @@ pub enum IngestError {
         truncated: bool,
     },
     /// The input holds nothing but whitespace: there is no trace to read, not even a cut one.
-    #[error(
-        "{} is empty\nhint: the profiler wrote nothing; was the profiling window closed before the trace was written?",
-        file_label(path.as_deref())
-    )]
     Empty {
         /// The file, when reading from one.
         path: Option<PathBuf>,
     },
     /// Complete, well-formed JSON that is not a PyTorch profiler trace (e.g. `{}`).
-    #[error(
-        "{} is not a PyTorch profiler trace: {reason}\nhint: a Kineto trace is a JSON object with a `traceEvents` array of events (`{{\"traceEvents\": [{{\"ph\": \"X\", ...}}]}}`), or a bare array of events",
-        file_label(path.as_deref())
-    )]
     NotATrace {
         /// The file, when reading from one.
         path: Option<PathBuf>,
@@ -75,7 +58,6 @@ pub enum IngestError {
         reason: String,
     },
     /// A CSV table that cannot be read: its header names no table, or lacks a column.
-    #[error("`{path}` line {line}: {message}\nhint: {hint}")]
     Csv {
         /// The file (or `input`).
         path: String,
@@ -88,7 +70,6 @@ pub enum IngestError {
     },
     /// An SQLite database that cannot be read: cut short, corrupt, or without a table its
     /// format needs.
-    #[error("`{path}` ({place}): {message}\nhint: {hint}")]
     Sqlite {
         /// The file (or `input`).
         path: String,
@@ -100,11 +81,6 @@ pub enum IngestError {
         hint: &'static str,
     },
     /// The content matches no known format.
-    #[error(
-        "`{}` is not a format stepscope reads{}\nhint: {READS}",
-        path.as_deref().map_or_else(|| "input".into(), |p| p.display().to_string()),
-        recognised.map(|what| format!(" yet (it looks like {what})")).unwrap_or_default()
-    )]
     UnknownFormat {
         /// The file, when reading from one.
         path: Option<PathBuf>,
@@ -121,17 +97,97 @@ fn file_label(path: Option<&Path>) -> String {
     path.map_or_else(|| "input".to_owned(), |p| format!("`{}`", p.display()))
 }
 
-fn json_message(path: Option<&Path>, offset: u64, message: &str, truncated: bool) -> String {
-    let file = file_label(path);
-    let hint = if offset <= 1 && !truncated {
+fn json_hint(offset: u64, truncated: bool) -> String {
+    if offset <= 1 && !truncated {
         // Broken at its first byte: nothing before the break, so no trace to salvage.
         format!("the file does not begin as a trace; is it one? {READS}")
     } else if truncated {
         "the file is truncated (was the profiler stopped while writing?); reading with allow-truncated (`--allow-truncated`; in Python `allow_truncated=True`) analyses the events before the break".to_owned()
     } else {
         "the file is corrupt at that point; reading with allow-truncated (`--allow-truncated`; in Python `allow_truncated=True`) analyses the events before it".to_owned()
-    };
-    format!("{file} is not valid trace JSON at byte {offset}: {message}\nhint: {hint}")
+    }
+}
+
+impl Hint for IngestError {
+    fn message(&self) -> String {
+        match self {
+            IngestError::Io { path, .. } => format!("Failed to read `{}`", path.display()),
+            IngestError::Changed { path } => format!(
+                "`{}` changed while it was read (it was cut short or rewritten)",
+                path.display()
+            ),
+            IngestError::Decompress {
+                path,
+                compressed_offset,
+                decompressed_bytes,
+                ..
+            } => format!(
+                "Failed to decompress `{}`: the compressed stream breaks near byte {compressed_offset} (after {decompressed_bytes} bytes of JSON)",
+                path.display()
+            ),
+            IngestError::Json {
+                path,
+                offset,
+                message,
+                ..
+            } => format!(
+                "{} is not valid trace JSON at byte {offset}: {message}",
+                file_label(path.as_deref())
+            ),
+            IngestError::Empty { path } => format!("{} is empty", file_label(path.as_deref())),
+            IngestError::NotATrace { path, reason } => format!(
+                "{} is not a PyTorch profiler trace: {reason}",
+                file_label(path.as_deref())
+            ),
+            IngestError::Csv {
+                path,
+                line,
+                message,
+                ..
+            } => format!("`{path}` line {line}: {message}"),
+            IngestError::Sqlite {
+                path,
+                place,
+                message,
+                ..
+            } => format!("`{path}` ({place}): {message}"),
+            IngestError::UnknownFormat { path, recognised } => format!(
+                "`{}` is not a format stepscope reads{}",
+                path.as_deref()
+                    .map_or_else(|| "input".into(), |p| p.display().to_string()),
+                recognised
+                    .map(|what| format!(" yet (it looks like {what})"))
+                    .unwrap_or_default()
+            ),
+        }
+    }
+
+    fn hint(&self) -> Option<String> {
+        let hint = match self {
+            IngestError::Io { .. } => return None,
+            IngestError::Changed { .. } => "read it again once whatever writes it has finished; copy it aside first if it is still being written".to_owned(),
+            IngestError::Decompress { .. } => "the file is truncated or corrupt; reading with allow-truncated (`--allow-truncated`; in Python `allow_truncated=True`) analyses the events before the break".to_owned(),
+            IngestError::Json {
+                offset, truncated, ..
+            } => json_hint(*offset, *truncated),
+            IngestError::Empty { .. } => "the profiler wrote nothing; was the profiling window closed before the trace was written?".to_owned(),
+            IngestError::NotATrace { .. } => "a Kineto trace is a JSON object with a `traceEvents` array of events (`{\"traceEvents\": [{\"ph\": \"X\", ...}]}`), or a bare array of events".to_owned(),
+            IngestError::Csv { hint, .. } | IngestError::Sqlite { hint, .. } => (*hint).to_owned(),
+            IngestError::UnknownFormat { .. } => READS.to_owned(),
+        };
+        Some(hint)
+    }
+}
+
+/// The message, then the hint on a line of its own, as the command line prints them.
+impl std::fmt::Display for IngestError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message())?;
+        match self.hint() {
+            Some(hint) => write!(f, "\nhint: {hint}"),
+            None => Ok(()),
+        }
+    }
 }
 
 impl IngestError {

@@ -28,6 +28,7 @@
 #![warn(missing_docs)]
 
 mod damage;
+mod hint;
 mod ids;
 mod metadata;
 mod names;
@@ -43,6 +44,7 @@ mod time;
 mod trace;
 
 pub use damage::{DamageKind, DamagedEvent, DamagedEvents, DamagedTable, span_from_nanos};
+pub use hint::{Hint, Hinted, less_hint};
 pub use ids::{CorrelationId, NameId, ProcessId, StreamId, ThreadId};
 pub use metadata::{DeviceProperties, HipVersion, Platform, TraceMetadata};
 pub use names::Interner;

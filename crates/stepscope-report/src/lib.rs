@@ -41,6 +41,10 @@ pub mod terminal;
 
 use std::path::PathBuf;
 
+const RUN_EXISTS_HINT: &str = "pass another run id (`--run-id`; in Python `run_id=`), or none (a new id is made), or write to another folder";
+const INVALID_RUN_ID_HINT: &str =
+    "e.g. 2025-05-14-node3 (`--run-id`; in Python `run_id=`), or none (a new id is made)";
+
 /// Why a report could not be written.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -65,7 +69,7 @@ pub enum ReportError {
     },
     /// A run of this id is already in the dataset.
     #[error(
-        "Run `{run_id}` is already in the Parquet dataset: `{}` exists\nhint: pass another --run-id, or none (a new id is made), or write to another folder",
+        "Run `{run_id}` is already in the Parquet dataset: `{}` exists\nhint: {RUN_EXISTS_HINT}",
         path.display()
     )]
     RunExists {
@@ -75,13 +79,28 @@ pub enum ReportError {
         path: PathBuf,
     },
     /// A run id that cannot be a file name in every engine.
-    #[error(
-        "`{run_id}` is not a valid run id: {reason}\nhint: e.g. --run-id 2025-05-14-node3, or leave --run-id out (a new id is made)"
-    )]
+    #[error("`{run_id}` is not a valid run id: {reason}\nhint: {INVALID_RUN_ID_HINT}")]
     InvalidRunId {
         /// The id given.
         run_id: String,
         /// What is wrong.
         reason: &'static str,
     },
+}
+
+impl stepscope_model::Hint for ReportError {
+    fn message(&self) -> String {
+        match self.hint() {
+            Some(hint) => stepscope_model::less_hint(self.to_string(), &hint),
+            None => self.to_string(),
+        }
+    }
+
+    fn hint(&self) -> Option<String> {
+        match self {
+            ReportError::RunExists { .. } => Some(RUN_EXISTS_HINT.to_owned()),
+            ReportError::InvalidRunId { .. } => Some(INVALID_RUN_ID_HINT.to_owned()),
+            _ => None,
+        }
+    }
 }

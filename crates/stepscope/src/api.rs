@@ -3,12 +3,14 @@
 //! as Parquet files in memory. Both come from the same arguments the command takes and the
 //! same code, so a notebook and a pipeline can never disagree.
 
-use crate::app::{AnalyzeRequest, DiffRequest, EnvRequest};
+use crate::app::{AnalyzeRequest, DiffRequest, EnvRequest, message_and_hint};
 use crate::commands::analyze::{
     AnalyzeSettings, Documented, View, documented, outcome, write_files,
 };
 use std::ffi::OsString;
+use stepscope_model::Hinted;
 use stepscope_report::parquet::table_files;
+use stepscope_report::schema::FailedFile;
 
 /// An error as the command line states it: the message, the fix, and the exit code the
 /// command would end with.
@@ -23,16 +25,40 @@ pub struct ApiError {
 }
 
 impl ApiError {
+    /// The error's message and hint, each from its own field ([`message_and_hint`]).
     fn new(error: &anyhow::Error, exit_code: u8) -> Self {
-        let text = format!("{error:#}");
-        let (message, hint) = match text.split_once("\nhint: ") {
-            Some((message, hint)) => (message.to_owned(), Some(hint.to_owned())),
-            None => (text, None),
-        };
+        let (message, hint) = message_and_hint(error);
         ApiError {
             message,
             hint,
             exit_code,
+        }
+    }
+
+    fn hinted(error: Hinted, exit_code: u8) -> Self {
+        ApiError {
+            message: error.message,
+            hint: Some(error.hint),
+            exit_code,
+        }
+    }
+
+    /// No file could be read: each file's message, and their fixes, each once.
+    fn unread(failed: &[FailedFile]) -> Self {
+        let lines: Vec<String> = failed
+            .iter()
+            .map(|f| format!("{}: {}", f.path, f.message))
+            .collect();
+        let mut hints: Vec<&str> = Vec::new();
+        for hint in failed.iter().filter_map(|f| f.hint.as_deref()) {
+            if !hints.contains(&hint) {
+                hints.push(hint);
+            }
+        }
+        ApiError {
+            message: format!("No trace could be read:\n{}", lines.join("\n")),
+            hint: (!hints.is_empty()).then(|| hints.join("; ")),
+            exit_code: 2,
         }
     }
 }
@@ -63,14 +89,7 @@ pub fn analyze(request: AnalyzeRequest) -> Result<Analysis, ApiError> {
     settings.keep_replays = true;
     let (document, export_failure) = match documented(&settings) {
         Ok(Documented::Read(document, export_failure)) => (document, export_failure),
-        Ok(Documented::Unread(failed)) => {
-            let failed: Vec<String> = failed
-                .iter()
-                .map(|f| format!("{}: {}", f.path, f.error))
-                .collect();
-            let error = anyhow::anyhow!("No trace could be read:\n{}", failed.join("\n"));
-            return Err(ApiError::new(&error, 2));
-        }
+        Ok(Documented::Unread(failed)) => return Err(ApiError::unread(&failed)),
         Err(error) => return Err(ApiError::new(&error, 2)),
     };
     write_files(&document, &settings).map_err(|e| ApiError::new(&e, 2))?;
@@ -158,14 +177,7 @@ pub fn diff(request: DiffRequest) -> Result<(String, u8), ApiError> {
         DiffSettings::resolve(request, View::default()).map_err(|e| ApiError::new(&e, 2))?;
     let done = compared(&settings)
         .map_err(|e| ApiError::new(&e, 2))?
-        .map_err(|unreadable| ApiError {
-            message: unreadable,
-            hint: Some(
-                "give each side a trace file, a folder of rank files or a profile run; `stepscope analyze SIDE` shows what is wrong with one"
-                    .to_owned(),
-            ),
-            exit_code: 2,
-        })?;
+        .map_err(|unreadable| ApiError::hinted(unreadable, 2))?;
     let json = stepscope_report::json::render_diff(&done.diff);
     Ok((json, outcome(&done.diff).code()))
 }

@@ -1,5 +1,6 @@
 //! Writing to stdout without panicking on a closed pipe.
 
+use crate::app::hinted;
 use std::io::Write;
 use stepscope_model::text::escape_controls_keep_lines;
 
@@ -85,23 +86,30 @@ pub fn note(text: &str) {
 /// A message naming the flag, the path and the fix.
 pub fn check_output_file(flag: &str, path: &std::path::Path) -> anyhow::Result<()> {
     if path.is_dir() {
-        anyhow::bail!(
-            "{flag} `{}` is a folder\nhint: name the file to write, e.g. `{}`",
-            path.display(),
-            path.join("report.html").display()
-        );
+        return Err(hinted(
+            format!("{flag} `{}` is a folder", path.display()),
+            format!(
+                "name the file to write, e.g. `{}`",
+                path.join("report.html").display()
+            ),
+        ));
     }
     let parent = path
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
         .unwrap_or(std::path::Path::new("."));
     if !parent.is_dir() {
-        anyhow::bail!(
-            "{flag} `{}`: the folder `{}` does not exist\nhint: create it first (mkdir -p {}), or write the file elsewhere",
-            path.display(),
-            parent.display(),
-            parent.display()
-        );
+        return Err(hinted(
+            format!(
+                "{flag} `{}`: the folder `{}` does not exist",
+                path.display(),
+                parent.display()
+            ),
+            format!(
+                "create it first (mkdir -p {}), or write the file elsewhere",
+                parent.display()
+            ),
+        ));
     }
     Ok(())
 }

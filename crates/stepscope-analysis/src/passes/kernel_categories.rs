@@ -58,6 +58,11 @@ impl CategoryId {
     }
 }
 
+const BAD_PATTERN_HINT: &str =
+    "patterns use Rust `regex` syntax; `(?i)` at the start makes one case-insensitive";
+const UNKNOWN_OP_CATEGORY_HINT: &str =
+    "op rules may only name categories of `[[category]]` entries, `memory_category` or `other`";
+
 /// Why a category table could not be used.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -77,7 +82,7 @@ pub enum CategoryError {
     },
     /// A pattern is not a valid regular expression.
     #[error(
-        "{rules} rule #{rule} (`{category}`), pattern #{pattern_number} `{pattern}` is not a valid regex\nhint: patterns use Rust `regex` syntax; `(?i)` at the start makes one case-insensitive"
+        "{rules} rule #{rule} (`{category}`), pattern #{pattern_number} `{pattern}` is not a valid regex\nhint: {BAD_PATTERN_HINT}"
     )]
     BadPattern {
         /// `Kernel category` (a `[[category]]` entry) or `Op category` (an `[[op]]` entry).
@@ -104,7 +109,7 @@ pub enum CategoryError {
     /// An `[[op]]` entry names a category no `[[category]]` entry (nor `memory_category`)
     /// has.
     #[error(
-        "Op category rule #{rule} names category `{category}`, which the table does not define\nhint: op rules may only name categories of `[[category]]` entries, `memory_category` or `other`"
+        "Op category rule #{rule} names category `{category}`, which the table does not define\nhint: {UNKNOWN_OP_CATEGORY_HINT}"
     )]
     UnknownOpCategory {
         /// The entry's position among the `[[op]]` entries, from 1.
@@ -121,6 +126,23 @@ pub enum CategoryError {
         /// How many distinct category names the table has.
         count: usize,
     },
+}
+
+impl stepscope_model::Hint for CategoryError {
+    fn message(&self) -> String {
+        match self.hint() {
+            Some(hint) => stepscope_model::less_hint(self.to_string(), &hint),
+            None => self.to_string(),
+        }
+    }
+
+    fn hint(&self) -> Option<String> {
+        match self {
+            CategoryError::BadPattern { .. } => Some(BAD_PATTERN_HINT.to_owned()),
+            CategoryError::UnknownOpCategory { .. } => Some(UNKNOWN_OP_CATEGORY_HINT.to_owned()),
+            _ => None,
+        }
+    }
 }
 
 /// The table file as written.

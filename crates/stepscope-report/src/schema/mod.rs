@@ -86,8 +86,12 @@ pub struct Document {
 pub struct FailedFile {
     /// Path as given.
     pub path: String,
-    /// The error, with its causes.
+    /// The error, with its causes and its hint, as the command prints it.
     pub error: String,
+    /// What went wrong, with its causes, without the hint.
+    pub message: String,
+    /// How to fix it (`null` when the error does not say).
+    pub hint: Option<String>,
 }
 
 /// Who wrote the document.

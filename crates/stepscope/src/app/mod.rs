@@ -4,8 +4,10 @@
 //! ([`crate::api::analyze`], the `analyze` command), so a notebook and a pipeline cannot
 //! disagree. How results are shown (JSON or tables, colour, progress) stays in the commands.
 
+mod errors;
 mod request;
 
+pub use errors::{hinted, message_and_hint};
 pub use request::{
     AnalyzeRequest, CategoryTable, DiffRequest, EnvRequest, Gate, Outputs, Reading, RequestError,
 };

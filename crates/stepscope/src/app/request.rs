@@ -8,6 +8,7 @@ use stepscope_analysis::KernelCategories;
 use stepscope_analysis::RangePattern;
 use stepscope_analysis::{DEVICES, DevicePeaks, device_by_flag};
 use stepscope_ingest::{ReadOptions, TraceFormat};
+use stepscope_model::Hint;
 
 /// Everything `analyze` is asked to do, as values (what the flags of `stepscope analyze`
 /// and the keyword arguments of `stepscope.analyze` both become).
@@ -131,7 +132,8 @@ impl EnvRequest {
             return Err(RequestError {
                 option: "rocm, cuda, trace, detect",
                 value: format!("{} given", given.iter().filter(|&&g| g).count()),
-                message: "give exactly one source of the runtime\nhint: rocm=\"7.2.0\", cuda=True, trace=PATHS or detect=True".to_owned(),
+                message: "give exactly one source of the runtime".to_owned(),
+                hint: "rocm=\"7.2.0\", cuda=True, trace=PATHS or detect=True".to_owned(),
             });
         }
         let detection = pid.is_some() || !python_envs.is_empty() || root.is_some();
@@ -139,8 +141,8 @@ impl EnvRequest {
             return Err(RequestError {
                 option: "pid, python_env, root",
                 value: "given".to_owned(),
-                message: "they say where to detect the runtime\nhint: pass detect=True with them"
-                    .to_owned(),
+                message: "they say where to detect the runtime".to_owned(),
+                hint: "pass detect=True with them".to_owned(),
             });
         }
         Ok(match (rocm, cuda, detect) {
@@ -240,17 +242,29 @@ pub struct RequestError {
     pub option: &'static str,
     /// The value given.
     pub value: String,
-    /// What is wrong and what to give instead.
+    /// What is wrong.
     pub message: String,
+    /// What to give instead.
+    pub hint: String,
 }
 
 impl std::fmt::Display for RequestError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{} `{}`: {}", self.option, self.value, self.message)
+        write!(f, "{}\nhint: {}", Hint::message(self), self.hint)
     }
 }
 
 impl std::error::Error for RequestError {}
+
+impl Hint for RequestError {
+    fn message(&self) -> String {
+        format!("{} `{}`: {}", self.option, self.value, self.message)
+    }
+
+    fn hint(&self) -> Option<String> {
+        Some(self.hint.clone())
+    }
+}
 
 impl RequestError {
     /// The peaks of the device named `name`.
@@ -264,10 +278,8 @@ impl RequestError {
             RequestError {
                 option: "device",
                 value: name.to_owned(),
-                message: format!(
-                    "no peaks for this device\nhint: one of {}",
-                    names.join(", ")
-                ),
+                message: "no peaks for this device".to_owned(),
+                hint: format!("one of {}", names.join(", ")),
             }
         })
     }
@@ -284,7 +296,8 @@ impl RequestError {
         Err(RequestError {
             option,
             value: value.to_string(),
-            message: "not a percentage\nhint: give a number of 0 or more, e.g. 5 or 2.5".to_owned(),
+            message: "not a percentage".to_owned(),
+            hint: "give a number of 0 or more, e.g. 5 or 2.5".to_owned(),
         })
     }
 
@@ -297,9 +310,9 @@ impl RequestError {
         RangePattern::new(regex).map_err(|e| RequestError {
             option: "range",
             value: regex.to_owned(),
-            message: format!(
-                "not a valid regex: {e}\nhint: Rust `regex` syntax; `(?i)` makes it case-insensitive, `^step` anchors it"
-            ),
+            message: format!("not a valid regex: {e}"),
+            hint: "Rust `regex` syntax; `(?i)` makes it case-insensitive, `^step` anchors it"
+                .to_owned(),
         })
     }
 
@@ -317,10 +330,8 @@ impl RequestError {
             RequestError {
                 option: "format",
                 value: name.to_owned(),
-                message: format!(
-                    "no reader of this name\nhint: `auto` (sniffed per file) or one of {}",
-                    names.join(", ")
-                ),
+                message: "no reader of this name".to_owned(),
+                hint: format!("`auto` (sniffed per file) or one of {}", names.join(", ")),
             }
         })
     }
@@ -367,11 +378,12 @@ mod tests {
     fn names_that_are_no_device_range_or_format_say_which_option_and_the_choices() {
         let device = RequestError::device("MI999").unwrap_err();
         assert_eq!(device.option, "device");
-        assert!(device.message.contains("MI300X"), "{device}");
+        assert!(device.hint.contains("MI300X"), "{device}");
         let range = RequestError::range("(").unwrap_err();
         assert_eq!(range.option, "range");
         let format = RequestError::format("parquet").unwrap_err();
-        assert!(format.message.contains("kineto-json"), "{format}");
+        assert!(format.hint.contains("kineto-json"), "{format}");
+        assert_eq!(format.message, "no reader of this name");
         assert_eq!(RequestError::format("auto"), Ok(None));
         assert!(RequestError::device("mi300x").is_ok());
     }

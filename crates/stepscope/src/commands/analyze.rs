@@ -12,6 +12,7 @@ use super::outputs::{Output, OutputKind, refuse_overwrites};
 use super::progress::{ReadProgress, RunProgress};
 use super::read_args::CategoryTable;
 use crate::Outcome;
+use crate::app::hinted;
 use crate::app::{AnalyzeRequest, Gate, Outputs};
 use crate::cli::ColorChoice;
 use crate::output;
@@ -228,9 +229,12 @@ enum CaptureSource {
 /// `--perfetto` exports one trace: refused with several files.
 fn one_file_for_perfetto(perfetto: Option<&Path>, files: usize) -> anyhow::Result<()> {
     if perfetto.is_some() && files > 1 {
-        anyhow::bail!(
-            "the Perfetto export (`--perfetto`; in Python `perfetto=`) writes one trace, and {files} were given\nhint: export once per rank file (`stepscope analyze FILE --perfetto OUT.json`)"
-        );
+        return Err(hinted(
+            format!(
+                "the Perfetto export (`--perfetto`; in Python `perfetto=`) writes one trace, and {files} were given"
+            ),
+            "export once per rank file (`stepscope analyze FILE --perfetto OUT.json`)",
+        ));
     }
     Ok(())
 }
@@ -322,7 +326,7 @@ fn analyze_file(path: &Path, settings: &AnalyzeSettings) -> anyhow::Result<FileR
     let export_failure = settings
         .perfetto
         .as_ref()
-        .and_then(|out| export_perfetto(out, &trace, &analysis).err());
+        .and_then(|out| export_perfetto(out, &trace, &analysis, settings.messages).err());
     let mut report = FileReport::new(
         &path.display().to_string(),
         &trace,
@@ -351,8 +355,13 @@ fn analyze_file(path: &Path, settings: &AnalyzeSettings) -> anyhow::Result<FileR
     })
 }
 
-/// Writes the Chrome-trace export (whole or not at all); says where on stderr.
-fn export_perfetto(out: &Path, trace: &Trace, analysis: &TraceAnalysis) -> anyhow::Result<()> {
+/// Writes the Chrome-trace export (whole or not at all); with `say`, says where on stderr.
+fn export_perfetto(
+    out: &Path,
+    trace: &Trace,
+    analysis: &TraceAnalysis,
+    say: bool,
+) -> anyhow::Result<()> {
     let mut summary = None;
     stepscope_report::atomic::write_with(out, |file| {
         summary = Some(stepscope_report::perfetto::write_perfetto(
@@ -361,6 +370,9 @@ fn export_perfetto(out: &Path, trace: &Trace, analysis: &TraceAnalysis) -> anyho
         Ok(())
     })?;
     let summary = summary.unwrap_or_default();
+    if !say {
+        return Ok(());
+    }
     output::note(&format!(
         "perfetto: {} events, {} graph replays ({} with no kernel) written to {} (open it in ui.perfetto.dev or chrome://tracing)",
         summary.events,
@@ -475,9 +487,12 @@ pub fn analyze_files(settings: &AnalyzeSettings) -> Analyzed {
                 if settings.messages {
                     output::print_error(&error);
                 }
+                let (message, hint) = crate::app::message_and_hint(&error);
                 failed.push(FailedFile {
                     path: path.display().to_string(),
                     error: format!("{error:#}"),
+                    message,
+                    hint,
                 });
             }
         }
@@ -612,7 +627,7 @@ pub fn emit(document: &Document, settings: &AnalyzeSettings) -> anyhow::Result<(
 /// The file outputs: `--html`, `--csv`, `--parquet`.
 pub fn write_files(document: &Document, settings: &AnalyzeSettings) -> anyhow::Result<()> {
     if let Some(path) = &settings.html {
-        write_html(document, path)?;
+        write_html(document, path, settings.messages)?;
     }
     if let Some(dir) = &settings.csv {
         let run = match &settings.parquet {
@@ -624,20 +639,22 @@ pub fn write_files(document: &Document, settings: &AnalyzeSettings) -> anyhow::R
             .iter()
             .filter_map(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
             .collect();
-        output::note(&format!(
-            "wrote {} CSV files to `{}`: {}",
-            written.len(),
-            dir.display(),
-            names.join(", ")
-        ));
+        if settings.messages {
+            output::note(&format!(
+                "wrote {} CSV files to `{}`: {}",
+                written.len(),
+                dir.display(),
+                names.join(", ")
+            ));
+        }
     }
     if let Some(parquet) = &settings.parquet {
-        dataset::write(document, parquet)?;
+        dataset::write(document, parquet, settings.messages)?;
     }
     Ok(())
 }
 
-fn write_html(document: &Document, path: &Path) -> anyhow::Result<()> {
+fn write_html(document: &Document, path: &Path, say: bool) -> anyhow::Result<()> {
     let names: Vec<&str> = document.files.iter().map(|f| f.path.as_str()).collect();
     let title = match names.as_slice() {
         [one] => format!(
@@ -649,13 +666,16 @@ fn write_html(document: &Document, path: &Path) -> anyhow::Result<()> {
         more => format!("stepscope: {} files", more.len()),
     };
     let page = Page::single(title, "analysis".to_owned(), document);
-    write_page(&stepscope_report::html::render(&page), path)
+    write_page(&stepscope_report::html::render(&page), path, say)
 }
 
-/// Writes a rendered HTML page to `path` and says where on stderr (`analyze --html`,
-/// `diff --html`).
-pub(super) fn write_page(html: &str, path: &Path) -> anyhow::Result<()> {
+/// Writes a rendered HTML page to `path` (`analyze --html`, `diff --html`); with `say`,
+/// says where on stderr.
+pub(super) fn write_page(html: &str, path: &Path, say: bool) -> anyhow::Result<()> {
     stepscope_report::atomic::write_bytes(path, html.as_bytes())?;
+    if !say {
+        return Ok(());
+    }
     output::note(&format!(
         "html: wrote {} ({} KB); open it in a browser (it needs no network)",
         path.display(),
@@ -733,7 +753,7 @@ pub fn documented(settings: &AnalyzeSettings) -> anyhow::Result<Documented> {
         return Ok(Documented::Read(Box::new(document), export_failure));
     }
     if let Some(parquet) = &settings.parquet {
-        dataset::write(&document, parquet)?;
+        dataset::write(&document, parquet, settings.messages)?;
     }
     Ok(Documented::Unread(document.failed_files))
 }

@@ -4,6 +4,7 @@
 
 use super::outputs::{Output, refuse_overwrites};
 use crate::Outcome;
+use crate::app::hinted;
 use crate::output;
 use anyhow::Context as _;
 use clap::{Args, ValueEnum};
@@ -171,10 +172,10 @@ fn check_writable(path: &Path) -> anyhow::Result<()> {
             Ok(())
         }
         Ok(_) => Ok(()),
-        Err(error) => anyhow::bail!(
-            "Cannot write the JSON to `{}`: {error}\nhint: give a file in an existing, writable folder, or `--json -` for stdout",
-            path.display()
-        ),
+        Err(error) => Err(hinted(
+            format!("Cannot write the JSON to `{}`: {error}", path.display()),
+            "give a file in an existing, writable folder, or `--json -` for stdout",
+        )),
     }
 }
 
@@ -189,16 +190,20 @@ fn prompt_source(
         _ => PromptFormat::Ids,
     });
     if api == Api::Chat && format == PromptFormat::Ids {
-        anyhow::bail!(
-            "`--api chat` sends text, not token ids\nhint: drop `--prompt-format ids`, and give `--tokenizer tokenizer.json`"
-        );
+        return Err(hinted(
+            "`--api chat` sends text, not token ids",
+            "drop `--prompt-format ids`, and give `--tokenizer tokenizer.json`",
+        ));
     }
     let words = tokenizer.map(WordVocabulary::load).transpose()?;
     Ok(match (format, words) {
         (PromptFormat::Text, Some(words)) => PromptSource::Text(Arc::new(words)),
-        (PromptFormat::Text, None) => anyhow::bail!(
-            "Text prompts need a tokenizer\nhint: add `--tokenizer path/to/tokenizer.json` (the model's own, from its folder)"
-        ),
+        (PromptFormat::Text, None) => {
+            return Err(hinted(
+                "Text prompts need a tokenizer",
+                "add `--tokenizer path/to/tokenizer.json` (the model's own, from its folder)",
+            ));
+        }
         (PromptFormat::Ids, words) => PromptSource::TokenIds {
             vocab_size: words.map_or(vocab_size.unwrap_or(2048), |w| w.vocab_size()),
         },
@@ -244,9 +249,12 @@ pub fn run(args: BenchArgs) -> anyhow::Result<Outcome> {
         });
     }
     if report.summary.requests_completed == 0 {
-        output::print_error(&anyhow::anyhow!(
-            "No measured request completed ({} failed)\nhint: the failures above say why; the first of each reason is quoted",
-            report.summary.requests_failed
+        output::print_error(&hinted(
+            format!(
+                "No measured request completed ({} failed)",
+                report.summary.requests_failed
+            ),
+            "the failures above say why; the first of each reason is quoted",
         ));
         return Ok(Outcome::InputError);
     }

@@ -11,19 +11,21 @@ use super::outputs::{Output, refuse_overwrites};
 use super::read_args::{CategoryTable, ReadArgs};
 use crate::Outcome;
 use crate::app::DiffRequest;
+use crate::app::hinted;
 use crate::cli::ColorChoice;
 use crate::output;
-use anyhow::{Context, bail};
+use anyhow::Context;
 use clap::Args;
 use std::path::{Path, PathBuf};
 use stepscope_analysis::Stage;
 use stepscope_analysis::diff::{Side, SideInput, diff_breakdowns};
 use stepscope_analysis::{StageBreakdown, StageKey};
 use stepscope_ingest::ReadOptions;
+use stepscope_model::Hinted;
 use stepscope_report::html::{Comparison, Page, Section};
 use stepscope_report::schema::diff::{DiffDocument, DiffSide, SideFacts, SideSource, UnusableSide};
 use stepscope_report::schema::diff_rates::OpRates;
-use stepscope_report::schema::{Document, OverallVerdict};
+use stepscope_report::schema::{Document, FailedFile, OverallVerdict};
 use stepscope_report::terminal::TerminalOptions;
 
 /// `diff`'s line in its parent's command list.
@@ -318,11 +320,16 @@ fn run_traces(run: &Path) -> anyhow::Result<(Vec<String>, Vec<PathBuf>)> {
         files.extend(ranks);
     }
     if files.is_empty() {
-        bail!(
-            "`{}` is a stepscope profile run whose results.json lists no window trace files (`windows[].traces[]` with role `rank`)\nhint: its windows failed or were never recorded; `{}` says why",
-            run.display(),
-            results.display()
-        );
+        return Err(hinted(
+            format!(
+                "`{}` is a stepscope profile run whose results.json lists no window trace files (`windows[].traces[]` with role `rank`)",
+                run.display()
+            ),
+            format!(
+                "its windows failed or were never recorded; `{}` says why",
+                results.display()
+            ),
+        ));
     }
     Ok((windows, files))
 }
@@ -360,31 +367,37 @@ impl Analysed {
     }
 }
 
-/// Analyses one side as `analyze` does; `None` (errors printed) when no file could be read.
 /// A side analysed as `analyze` would; when none of its files could be read, what to say:
-/// the side and each file's error.
+/// the side and each file's error, with their fixes apart.
 fn analyse_side(
     settings: &DiffSettings,
     side: &SideSettings,
     label: &str,
-) -> Result<Analysed, String> {
+) -> Result<Analysed, Hinted> {
     let analyzed = analyze_files(&settings.analyze_settings(side));
-    let errors: Vec<String> = analyzed
-        .failed()
-        .iter()
-        .map(|f| format!("  {}: {}", f.path, f.error))
-        .collect();
+    let failed = analyzed.failed().to_vec();
     Analysed::new(side.source.clone(), analyzed).ok_or_else(|| {
         let mut message = format!(
             "{label} `{}`: no trace file could be read",
             side.source.path
         );
-        for error in errors {
-            message.push('\n');
-            message.push_str(&error);
+        for file in &failed {
+            message.push_str(&format!("\n  {}: {}", file.path, file.message));
         }
-        message
+        Hinted::new(message, unread_hint(&failed))
     })
+}
+
+/// The fixes of files that could not be read, each once, then how to find out more.
+fn unread_hint(failed: &[FailedFile]) -> String {
+    let mut hints: Vec<&str> = Vec::new();
+    for hint in failed.iter().filter_map(|f| f.hint.as_deref()) {
+        if !hints.contains(&hint) {
+            hints.push(hint);
+        }
+    }
+    hints.push("`stepscope analyze SIDE` shows what is wrong with a side");
+    hints.join("; ")
 }
 
 fn wire_side(side: &Analysed) -> DiffSide {
@@ -532,7 +545,7 @@ pub fn run(args: DiffArgs) -> anyhow::Result<Outcome> {
     let compared = match compared(&settings)? {
         Ok(compared) => compared,
         Err(unreadable) => {
-            output::print_error(&anyhow::anyhow!(unreadable));
+            output::print_error(&anyhow::Error::new(unreadable));
             return Ok(Outcome::InputError);
         }
     };
@@ -546,12 +559,22 @@ pub fn run(args: DiffArgs) -> anyhow::Result<Outcome> {
 /// # Errors
 ///
 /// An HTML page that could not be written.
-pub fn compared(settings: &DiffSettings) -> anyhow::Result<Result<Compared, String>> {
+pub fn compared(settings: &DiffSettings) -> anyhow::Result<Result<Compared, Hinted>> {
     let base = analyse_side(settings, &settings.base, "BASE");
     let new = analyse_side(settings, &settings.new, "NEW");
     let (base, new) = match (base, new) {
         (Ok(base), Ok(new)) => (base, new),
-        (Err(base), Err(new)) => return Ok(Err(format!("{base}\n{new}"))),
+        (Err(base), Err(new)) => {
+            let both = Hinted::new(
+                format!("{}\n{}", base.message, new.message),
+                if base.hint == new.hint {
+                    base.hint
+                } else {
+                    format!("{}; {}", base.hint, new.hint)
+                },
+            );
+            return Ok(Err(both));
+        }
         (Err(one), _) | (_, Err(one)) => return Ok(Err(one)),
     };
     let mut compared = compare(base, new, settings.force, settings.top);
@@ -564,7 +587,11 @@ pub fn compared(settings: &DiffSettings) -> anyhow::Result<Result<Compared, Stri
             compared.diff.base.path, compared.diff.new.path
         );
         let page = html_page(&compared, title, String::new());
-        write_page(&stepscope_report::html::render(&page), path)?;
+        write_page(
+            &stepscope_report::html::render(&page),
+            path,
+            settings.messages,
+        )?;
     }
     Ok(Ok(compared))
 }

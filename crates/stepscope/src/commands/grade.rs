@@ -2,6 +2,7 @@
 //! side's benchmark phases and output probes, beyond the noise between phases.
 
 use crate::Outcome;
+use crate::app::hinted;
 use crate::output;
 use clap::Args;
 use std::collections::BTreeMap;
@@ -249,16 +250,18 @@ pub fn run(args: &GradeArgs) -> anyhow::Result<Outcome> {
     let live = [&args.base, &args.candidate].map(|side| super::grade_live::is_live(side));
     match live {
         [false, false] if !args.expect_kernel.is_empty() || !args.expect_env.is_empty() => {
-            output::print_error(&anyhow::anyhow!(
-                "--expect-kernel and --expect-env check a live candidate; offline, the check a live run saved (`candidate/engage.check.json`) is graded\nhint: give the candidate as a URL or a baseline config"
+            output::print_error(&hinted(
+                "--expect-kernel and --expect-env check a live candidate; offline, the check a live run saved (`candidate/engage.check.json`) is graded",
+                "give the candidate as a URL or a baseline config",
             ));
             return Ok(Outcome::InputError);
         }
         [false, false] => {}
         [true, true] => return super::grade_live::run(args),
         _ => {
-            output::print_error(&anyhow::anyhow!(
-                "grade takes two live sides (a URL or a baseline config each) or two folders of bench documents, not one of each\nhint: save the live side's phases with `stepscope bench --json` first"
+            output::print_error(&hinted(
+                "grade takes two live sides (a URL or a baseline config each) or two folders of bench documents, not one of each",
+                "save the live side's phases with `stepscope bench --json` first",
             ));
             return Ok(Outcome::InputError);
         }

@@ -7,6 +7,7 @@
 use super::grade::{GradeArgs, finish, settings};
 use super::lines::PhaseLines;
 use crate::Outcome;
+use crate::app::hinted;
 use crate::output;
 use anyhow::{Context as _, bail};
 use std::collections::BTreeSet;
@@ -117,9 +118,12 @@ fn conclude(
         "interrupted" => Some(signalled()),
         "failed" => {
             let error = run.record.error.clone().unwrap_or_default();
-            output::print_error(&anyhow::anyhow!(
-                "{error}\nhint: the phases saved before it are graded below; {}/grade.json has the run",
-                out.display()
+            output::print_error(&hinted(
+                error,
+                format!(
+                    "the phases saved before it are graded below; {}/grade.json has the run",
+                    out.display()
+                ),
             ));
             Some(Outcome::RunFailed)
         }
@@ -140,10 +144,13 @@ fn resolve(args: &GradeArgs) -> anyhow::Result<LivePlan> {
     for (path, label) in [(&args.base, "BASE"), (&args.candidate, "CANDIDATE")] {
         let text = path.to_string_lossy();
         if is_url(path) && has_credentials(&text) {
-            bail!(
-                "{label} `{}` carries credentials: stepscope speaks plain HTTP and saves every side's URL in grade.json, so it takes none\nhint: give the server's address without `user:password@` (a server behind authentication: grade it through a local proxy that adds them)",
-                redact_url(&text)
-            );
+            return Err(hinted(
+                format!(
+                    "{label} `{}` carries credentials: stepscope speaks plain HTTP and saves every side's URL in grade.json, so it takes none",
+                    redact_url(&text)
+                ),
+                "give the server's address without `user:password@` (a server behind authentication: grade it through a local proxy that adds them)",
+            ));
         }
     }
     let base = side(&args.base, args.base_fingerprint.as_deref(), "BASE")?;
@@ -190,9 +197,10 @@ fn engage_profiler(
     match candidate {
         SideSource::Url { .. } => match &args.candidate_trace_dir {
             Some(dir) => Ok(Some((args.candidate_framework.framework(), dir.clone()))),
-            None => bail!(
-                "--expect-kernel on a CANDIDATE URL needs the folder its torch profiler writes to\nhint: give --candidate-trace-dir DIR (and --candidate-framework when it is not vLLM)"
-            ),
+            None => Err(hinted(
+                "--expect-kernel on a CANDIDATE URL needs the folder its torch profiler writes to",
+                "give --candidate-trace-dir DIR (and --candidate-framework when it is not vLLM)",
+            )),
         },
         SideSource::Config(file) => {
             profiler_dir(&file.config).map_err(|e| {
@@ -277,10 +285,13 @@ fn side(path: &Path, fingerprint: Option<&str>, label: &str) -> anyhow::Result<S
     }
     let file = load_config(path).with_context(|| label.to_owned())?;
     if file.config.kind == ConfigKind::Profile {
-        bail!(
-            "{label} `{}` is a profile config: profile runs are never graded (the switches that make the profiler record every replay change how fast replays run, so its throughput is not the server's as shipped)\nhint: grade a baseline config (`kind: baseline`) of the same server",
-            path.display()
-        );
+        return Err(hinted(
+            format!(
+                "{label} `{}` is a profile config: profile runs are never graded (the switches that make the profiler record every replay change how fast replays run, so its throughput is not the server's as shipped)",
+                path.display()
+            ),
+            "grade a baseline config (`kind: baseline`) of the same server",
+        ));
     }
     let file = super::profile::load_profile_config(path, ConfigKind::Baseline)?;
     Ok(SideSource::Config(Box::new(file)))
@@ -306,11 +317,14 @@ fn load_options(args: &GradeArgs, sources: &[SideSource; 2]) -> anyhow::Result<B
         && a != b
         && flags.iter().any(Option::is_none)
     {
-        bail!(
-            "The configs ask for different loads (`{}`: {a:?}; `{}`: {b:?}), and a grading runs one load on both sides\nhint: make their `load:` equal, or give --concurrency, --num-prompts, --input-len and --output-len",
-            first.display(),
-            second.display()
-        );
+        return Err(hinted(
+            format!(
+                "The configs ask for different loads (`{}`: {a:?}; `{}`: {b:?}), and a grading runs one load on both sides",
+                first.display(),
+                second.display()
+            ),
+            "make their `load:` equal, or give --concurrency, --num-prompts, --input-len and --output-len",
+        ));
     }
     let config = loads.first().map(|(_, load)| *load);
     let pick = |flag: Option<u32>, from: fn(&LoadSettings) -> u32, default: u32| {

@@ -1,6 +1,7 @@
 //! Trace inputs as users give them, shared by every subcommand that reads traces: files as
 //! given, and folders searched recursively for trace files, in sorted order.
 
+use crate::app::hinted;
 use anyhow::bail;
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -197,10 +198,13 @@ fn rank_in_name(path: &Path) -> Option<u32> {
 fn refuse_special(path: &Path) -> anyhow::Result<()> {
     let kind = special_kind(&fs_err::metadata(path)?);
     if let Some(kind) = kind {
-        bail!(
-            "`{}` is {kind}, not a file: stepscope reads trace files, which have an end\nhint: write the trace to a regular file first (from a pipe: `cat PIPE > trace.json`) and pass that",
-            path.display()
-        );
+        return Err(hinted(
+            format!(
+                "`{}` is {kind}, not a file: stepscope reads trace files, which have an end",
+                path.display()
+            ),
+            "write the trace to a regular file first (from a pipe: `cat PIPE > trace.json`) and pass that",
+        ));
     }
     Ok(())
 }

@@ -7,7 +7,7 @@
 //! a rename (`stepscope_report::atomic`), which is what keeps an interrupted write from
 //! leaving half a file; this check is what keeps a whole file from landing on an input.
 
-use anyhow::bail;
+use crate::app::hinted;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Component, Path, PathBuf};
 
@@ -87,12 +87,15 @@ pub fn refuse_overwrites(outputs: &[Output<'_>], inputs: &[PathBuf]) -> anyhow::
             check_one(output, &target, input, resolved)?;
         }
         if let Some((earlier, _)) = seen.iter().find(|(_, r)| r.same_file(&target)) {
-            bail!(
-                "{} and {} name the same path `{}`: one would overwrite the other\nhint: give each output its own name",
-                earlier.flag,
-                output.flag,
-                output.path.display()
-            );
+            return Err(hinted(
+                format!(
+                    "{} and {} name the same path `{}`: one would overwrite the other",
+                    earlier.flag,
+                    output.flag,
+                    output.path.display()
+                ),
+                "give each output its own name",
+            ));
         }
         seen.push((output, target));
     }
@@ -106,22 +109,29 @@ fn check_one(
     resolved: &Resolved,
 ) -> anyhow::Result<()> {
     if target.same_file(resolved) {
-        bail!(
-            "{} `{}` is the input `{}`: writing it would destroy the input\nhint: write the output elsewhere, e.g. `{}`",
-            output.flag,
-            output.path.display(),
-            input.display(),
-            suggestion(output)
-        );
+        return Err(hinted(
+            format!(
+                "{} `{}` is the input `{}`: writing it would destroy the input",
+                output.flag,
+                output.path.display(),
+                input.display()
+            ),
+            format!("write the output elsewhere, e.g. `{}`", suggestion(output)),
+        ));
     }
     if output.kind == OutputKind::Folder && resolved.path.starts_with(&target.path) {
-        bail!(
-            "{} `{}` holds the input `{}`: files written there could replace it\nhint: write the output into a folder of its own, e.g. `{}`",
-            output.flag,
-            output.path.display(),
-            input.display(),
-            suggestion(output)
-        );
+        return Err(hinted(
+            format!(
+                "{} `{}` holds the input `{}`: files written there could replace it",
+                output.flag,
+                output.path.display(),
+                input.display()
+            ),
+            format!(
+                "write the output into a folder of its own, e.g. `{}`",
+                suggestion(output)
+            ),
+        ));
     }
     Ok(())
 }

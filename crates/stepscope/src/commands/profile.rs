@@ -5,6 +5,7 @@ mod analysis;
 mod summary;
 
 use crate::Outcome;
+use crate::app::hinted;
 use crate::cli::ColorChoice;
 use crate::output;
 use anyhow::{Context, bail};
@@ -271,21 +272,29 @@ fn fingerprint_of(
 pub(crate) fn load_profile_config(path: &Path, kind: ConfigKind) -> anyhow::Result<ConfigFile> {
     let file = load_config(path)?;
     if file.config.kind != kind {
-        bail!(
-            "`{}` is a {} config; this needs a {kind} config\nhint: `stepscope profile PROFILE.yaml --baseline BASELINE.yaml`",
-            path.display(),
-            file.config.kind
-        );
+        return Err(hinted(
+            format!(
+                "`{}` is a {} config; this needs a {kind} config",
+                path.display(),
+                file.config.kind
+            ),
+            "`stepscope profile PROFILE.yaml --baseline BASELINE.yaml`",
+        ));
     }
     let findings = check_config(&file);
     if !findings.is_empty() {
         let all: Vec<String> = findings.iter().map(ToString::to_string).collect();
-        bail!(
-            "`{}` does not pass `stepscope config check` ({} finding(s)):\n{}\nhint: a {kind} run with the wrong switches or no profiler measures the wrong thing; fix what each finding says",
-            path.display(),
-            findings.len(),
-            all.join("\n")
-        );
+        return Err(hinted(
+            format!(
+                "`{}` does not pass `stepscope config check` ({} finding(s)):\n{}",
+                path.display(),
+                findings.len(),
+                all.join("\n")
+            ),
+            format!(
+                "a {kind} run with the wrong switches or no profiler measures the wrong thing; fix what each finding says"
+            ),
+        ));
     }
     Ok(file)
 }
@@ -319,15 +328,19 @@ fn check_windows(
         .any(|w| matches!(w, ProfileWindow::ByStage(_)))
         && framework != Framework::Sglang
     {
-        bail!(
-            "`by-stage` windows are an SGLang profiler feature, not {framework}'s\nhint: use --window steps:N or --window single-step"
-        );
+        return Err(hinted(
+            format!("`by-stage` windows are an SGLang profiler feature, not {framework}'s"),
+            "use --window steps:N or --window single-step",
+        ));
     }
     if windows.is_empty() && phases == 0 {
-        bail!(
-            "Nothing to do: `{}` has no windows and --phases is 0\nhint: add --window steps:128 (or `windows:` in the config)",
-            config.path.display()
-        );
+        return Err(hinted(
+            format!(
+                "Nothing to do: `{}` has no windows and --phases is 0",
+                config.path.display()
+            ),
+            "add --window steps:128 (or `windows:` in the config)",
+        ));
     }
     Ok(())
 }

@@ -280,6 +280,18 @@ fn one_unreadable_rank_in_a_folder_is_listed_and_fails() {
         assert_eq!(failed.len(), 1);
         assert!(str_at(&failed[0], "/path").ends_with("rank1.json"));
         assert!(str_at(&failed[0], "/error").contains("rank1.json"));
+        // The message and its fix apart; `error` is both, as the command prints them.
+        let (message, hint) = (str_at(&failed[0], "/message"), str_at(&failed[0], "/hint"));
+        assert!(
+            message.contains("rank1.json` is not valid trace JSON"),
+            "{message}"
+        );
+        assert!(!message.contains("hint"), "{message}");
+        assert!(hint.starts_with("the file is truncated"), "{hint}");
+        assert_eq!(
+            str_at(&failed[0], "/error"),
+            format!("{message}\nhint: {hint}")
+        );
         assert_eq!(doc["files"].as_array().map(Vec::len), Some(1));
     }
 }

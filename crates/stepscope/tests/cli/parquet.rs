@@ -483,7 +483,9 @@ fn a_run_id_already_in_the_folder_is_refused_and_nothing_is_written() {
             .stderr
             .contains("Run `node-3` is already in the Parquet dataset")
             && again.stderr.contains("node-3.parquet` exists")
-            && again.stderr.contains("hint: pass another --run-id"),
+            && again
+                .stderr
+                .contains("hint: pass another run id (`--run-id`"),
         "{}",
         again.stderr
     );

@@ -179,10 +179,10 @@ pub struct AnalyzeArgs {
 
 /// A `--device` name, or the names there are.
 fn parse_device(text: &str) -> Result<&'static DevicePeaks, String> {
-    crate::app::RequestError::device(text).map_err(|e| e.message)
+    crate::app::RequestError::device(text).map_err(|e| format!("{}\nhint: {}", e.message, e.hint))
 }
 
 /// A `--range` pattern, or what is wrong with it.
 fn parse_range(text: &str) -> Result<RangePattern, String> {
-    crate::app::RequestError::range(text).map_err(|e| e.message)
+    crate::app::RequestError::range(text).map_err(|e| format!("{}\nhint: {}", e.message, e.hint))
 }

@@ -5,7 +5,8 @@
 
 use super::{AnalyzeSettings, FileResult, analyze_file};
 use crate::commands::inputs::FoundCapture;
-use anyhow::bail;
+
+use crate::app::hinted;
 use std::path::{Path, PathBuf};
 use stepscope_analysis::{CapturedGraph, captured_graphs};
 use stepscope_ingest::{ReadOptions, read_trace_file};
@@ -39,10 +40,13 @@ pub fn load_given(path: &Path, read: &ReadOptions) -> anyhow::Result<CaptureTrac
     let trace = read_trace_file(path, read)?;
     let graphs = captured_graphs(&trace);
     if graphs.is_empty() {
-        bail!(
-            "`{}` holds no stream capture (no hipStreamBeginCapture/cudaStreamBeginCapture … EndCapture pair)\nhint: pass the trace recorded while the server captured its graphs",
-            path.display()
-        );
+        return Err(hinted(
+            format!(
+                "`{}` holds no stream capture (no hipStreamBeginCapture/cudaStreamBeginCapture … EndCapture pair)",
+                path.display()
+            ),
+            "pass the trace recorded while the server captured its graphs",
+        ));
     }
     Ok(CaptureTrace {
         path: path.to_owned(),

@@ -1,6 +1,7 @@
 //! `analyze --parquet DIR [--run-id ID]`: the run's id, checked before any file is read, and
 //! its tables written after (docs/parquet-schema.md).
 
+use crate::app::hinted;
 use crate::output;
 use std::hash::{BuildHasher, Hasher};
 use std::path::{Path, PathBuf};
@@ -32,10 +33,10 @@ pub fn resolve(
         return Ok(None);
     };
     if dir.exists() && !dir.is_dir() {
-        anyhow::bail!(
-            "--parquet `{}` is a file\nhint: name a folder (created if missing); each run adds files to it",
-            dir.display()
-        );
+        return Err(hinted(
+            format!("--parquet `{}` is a file", dir.display()),
+            "name a folder (created if missing); each run adds files to it",
+        ));
     }
     let started_at_us = jiff::Timestamp::now().as_microsecond();
     let id = match run_id {
@@ -88,9 +89,12 @@ fn command_line() -> String {
     words.join(" ")
 }
 
-/// Writes the run's tables; says where on stderr.
-pub fn write(document: &Document, settings: &ParquetSettings) -> anyhow::Result<()> {
+/// Writes the run's tables; with `say`, says where on stderr.
+pub fn write(document: &Document, settings: &ParquetSettings, say: bool) -> anyhow::Result<()> {
     let written = write_dataset(document, &settings.run, &settings.dir)?;
+    if !say {
+        return Ok(());
+    }
     let replays: usize = document
         .files
         .iter()
