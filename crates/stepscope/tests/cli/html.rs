@@ -172,6 +172,36 @@ fn a_complete_trace_paints_no_empty_replay() {
     assert!(ids.iter().all(|id| id.len() == 6), "{ids:?}");
     let style = page.one("style");
     assert!(style.contains("td.id {") && style.contains("white-space: nowrap"));
+    // Laid out in a narrow window (360 px), each id is one line. The control is the same page
+    // with the id cells breaking as name cells do (`word-break: break-all`, as ids were
+    // before): there some id breaks, so the measure can fail.
+    let html = std::fs::read_to_string(&analysed.page).unwrap();
+    assert_eq!(id_lines(&html, dir.path()).iter().max(), Some(&1));
+    let wrapping = html.replacen(
+        "font-size: 11.5px; white-space: nowrap;",
+        "font-size: 11.5px; word-break: break-all;",
+        1,
+    );
+    assert_ne!(wrapping, html, "the control changes the rule");
+    assert!(
+        id_lines(&wrapping, dir.path())
+            .iter()
+            .any(|&lines| lines > 1)
+    );
+}
+
+/// The line boxes of each kernel-id cell's text, as Chromium lays out `html`.
+fn id_lines(html: &str, dir: &std::path::Path) -> Vec<usize> {
+    const MEASURE: &str = "<script>document.body.dataset.idLines = [...document.querySelectorAll('td.id')].map(td => { const r = document.createRange(); r.selectNodeContents(td); return new Set([...r.getClientRects()].map(b => Math.round(b.top))).size; }).join(',');</script>";
+    const NARROW: &str =
+        "<style>body { width: 360px !important; max-width: 360px !important; }</style>";
+    let page = dir.join("measured.html");
+    let measured = html.replacen("</body>", &format!("{NARROW}{MEASURE}</body>"), 1);
+    std::fs::write(&page, measured).unwrap();
+    let attr = render(&page)
+        .attr("body", "data-id-lines")
+        .unwrap_or_default();
+    attr.split(',').filter_map(|n| n.parse().ok()).collect()
 }
 
 /// A folder of six real traces read as ranks (its capture traces are captures): one bar and one choice per file, the
