@@ -64,6 +64,11 @@ fn add_stage(sum: &mut StageSummary, part: &StageSummary) {
     merge_rows(&mut sum.categories, &part.categories);
     merge_rows(&mut sum.kernels, &part.kernels);
     sum.step_gpu_times.extend_from_slice(&part.step_gpu_times);
+    sum.step_timelines.extend_from_slice(&part.step_timelines);
+    sum.timeline = match (sum.timeline, part.timeline) {
+        (Some(a), Some(b)) => Some(a.plus(b)),
+        (a, b) => a.or(b),
+    };
 }
 
 fn merge_rows(sum: &mut Vec<TimeRow>, part: &[TimeRow]) {

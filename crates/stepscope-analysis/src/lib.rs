@@ -27,6 +27,7 @@ pub use passes::capture_graphs::{CapturedGraph, captured_graphs};
 pub use passes::efficiency::devices::{DEVICES, DevicePeaks, device_by_flag};
 pub use passes::efficiency::{Bound, Efficiency, OpRow, Roofline, RowStats, UnmodelledOp};
 pub use passes::event_categories::DecidedBy;
+pub use passes::gpu_timeline::GpuTimeline;
 pub use passes::graph_identity::{Evidence, SizeSource, Unverified};
 pub use passes::kernel_categories::{
     CategorizedNames, CategoryError, CategoryId, KernelCategories, categorize_names,
@@ -50,6 +51,7 @@ use passes::capture_graphs::captured_graphs_with_ops;
 use passes::content_groups::content_groups;
 use passes::efficiency::{EfficiencyInputs, efficiency};
 use passes::event_categories::{EventCategories, EventCategoryInputs, categorize_events};
+use passes::gpu_timeline::{timeline_classes, trace_timeline};
 use passes::graph_identity::{
     GraphAssignment, IdentityInputs, assign_graphs, uniform_capture_size,
 };
@@ -64,7 +66,7 @@ use passes::replay_coverage::{
 use passes::runtime_advice::runtime_advice;
 use passes::stage_breakdown::{BreakdownInputs, add_missing_work, stage_breakdown};
 use passes::unchecked::unchecked;
-use stepscope_model::{RuntimeCallKind, Trace};
+use stepscope_model::{Duration, RuntimeCallKind, Trace};
 
 /// What the passes need besides the trace.
 #[derive(Debug, Clone, Copy)]
@@ -103,6 +105,13 @@ pub struct TraceAnalysis {
     pub coverage: ReplayCoverage,
     /// Per-stage breakdown.
     pub breakdown: StageBreakdown,
+    /// Where the whole trace's GPU time went, over the GPU work it links to a launch call
+    /// (TraceLens's `gpu_timeline`); `None` without GPU events.
+    pub timeline: Option<GpuTimeline>,
+    /// GPU time of work the trace links to no launch call while it has launch calls
+    /// (launched before the profiler started, or from a thread it did not trace): left out
+    /// of `timeline`.
+    pub unlinked_gpu_time: Duration,
     /// Runtime and switch advice.
     pub advice: RuntimeAdvice,
     /// How the profile lost replays, where it did.
@@ -139,7 +148,10 @@ pub fn analyze(trace: &Trace, options: &AnalysisOptions<'_>) -> TraceAnalysis {
     });
     let own_captures = captured_graphs_with_ops(trace, &ops);
     let captures: Vec<&CapturedGraph> = own_captures.iter().chain(options.capture).collect();
-    let ((coverage, patterns), ((mut breakdown, ranges), efficiency)) = beside(
+    let (
+        (coverage, patterns),
+        ((mut breakdown, ranges, (timeline, unlinked_gpu_time)), efficiency),
+    ) = beside(
         || coverage(trace, &links, &steps, &own_captures, options),
         || {
             let inputs = EventInputs {
@@ -165,6 +177,8 @@ pub fn analyze(trace: &Trace, options: &AnalysisOptions<'_>) -> TraceAnalysis {
         steps,
         coverage,
         breakdown,
+        timeline,
+        unlinked_gpu_time,
         advice,
         patterns,
         ranges,
@@ -189,15 +203,20 @@ fn beside<A: Send, B: Send>(
 }
 
 /// The categories of GPU events, and the per-stage (and, with a pattern, per-range)
-/// breakdowns they make.
+/// breakdowns and the trace's timeline they make.
 fn breakdowns(
     trace: &Trace,
     inputs: EventInputs<'_>,
     steps: &Steps,
     options: &AnalysisOptions<'_>,
-) -> (StageBreakdown, Option<RangeBreakdown>) {
+) -> (
+    StageBreakdown,
+    Option<RangeBreakdown>,
+    (Option<GpuTimeline>, Duration),
+) {
     let links = inputs.links;
     let categories = event_categories(trace, inputs, options.categories);
+    let classes = timeline_classes(trace, &categories, options.categories);
     let breakdown = stage_breakdown(
         trace,
         BreakdownInputs {
@@ -205,6 +224,7 @@ fn breakdowns(
             steps,
             table: options.categories,
             categories: &categories,
+            classes: &classes,
         },
     );
     let ranges = options.ranges.map(|pattern| {
@@ -218,7 +238,7 @@ fn breakdowns(
             },
         )
     });
-    (breakdown, ranges)
+    (breakdown, ranges, trace_timeline(trace, &classes, links))
 }
 
 /// What the categories of GPU events are found from, besides the table.

@@ -4,6 +4,7 @@ pub mod capture_graphs;
 pub(crate) mod content_groups;
 pub mod efficiency;
 pub mod event_categories;
+pub mod gpu_timeline;
 pub mod graph_identity;
 pub mod graph_launches;
 pub mod kernel_categories;

@@ -12,6 +12,7 @@
 //! Example: decode 71 % GEMM, 12 % attention; prefill 58 % GEMM, 30 % attention.
 
 use super::event_categories::{DecidedBy, EventCategories};
+use super::gpu_timeline::{ClassIntervals, GpuTimeline, TimelineClass};
 use super::kernel_categories::{CategoryId, KernelCategories};
 use super::launch_links::LaunchLinks;
 use super::replay_coverage::{Range, Replay, ReplayStatus};
@@ -189,6 +190,13 @@ pub struct StageSummary {
     /// order (files combined: each file's steps in turn): the step-to-step spread that
     /// tells a change of the stage's time from noise.
     pub step_gpu_times: Vec<Duration>,
+    /// Where the GPU's time went (computation, exposed communication and copies, idle):
+    /// over each step's window, summed, with step windows; else over the stage's GPU span
+    /// (devices merged). `None` without events.
+    pub timeline: Option<GpuTimeline>,
+    /// Per step of this stage that ran GPU work, its window's timeline, in the order of
+    /// `step_gpu_times`.
+    pub step_timelines: Vec<GpuTimeline>,
 }
 
 /// The breakdown of one trace.
@@ -227,6 +235,8 @@ pub(crate) struct BreakdownInputs<'a> {
     pub table: &'a KernelCategories,
     /// Category of every GPU event.
     pub categories: &'a EventCategories,
+    /// Timeline class of every GPU event.
+    pub classes: &'a [TimelineClass],
 }
 
 /// The step (if any) of every GPU event.
@@ -265,10 +275,12 @@ pub(crate) fn stage_breakdown(trace: &Trace, inputs: BreakdownInputs<'_>) -> Sta
     };
     let mut accumulators: FxHashMap<StageKey, Accumulator> = FxHashMap::default();
     for (row, step) in steps_of.iter().enumerate() {
-        accumulators
-            .entry(stage_of(row))
-            .or_default()
-            .add(trace, row, *step, inputs.categories);
+        accumulators.entry(stage_of(row)).or_default().add(
+            trace,
+            row,
+            *step,
+            (inputs.categories, inputs.classes[row]),
+        );
     }
     for step in &inputs.steps.steps {
         accumulators
@@ -314,12 +326,32 @@ struct Accumulator {
     step_spans: FxHashMap<u32, (Timestamp, Timestamp)>,
     /// Per step: the sum of its events' durations.
     step_times: FxHashMap<u32, Duration>,
+    /// Per step: its events by timeline class.
+    step_classes: FxHashMap<u32, ClassIntervals>,
+    /// Events without a step, by timeline class (the stage's span).
+    classes: ClassIntervals,
 }
 
 impl Accumulator {
-    fn add(&mut self, trace: &Trace, row: usize, step: Option<u32>, categories: &EventCategories) {
+    fn add(
+        &mut self,
+        trace: &Trace,
+        row: usize,
+        step: Option<u32>,
+        (categories, class): (&EventCategories, TimelineClass),
+    ) {
         let gpu = &trace.gpu;
         let (start, end) = (gpu.start[row], gpu.end(row));
+        // A stage's events all have steps (annotated stages) or none (unassigned work,
+        // replays as decode): each event is kept once, by step or for the span.
+        match step {
+            Some(step) => self
+                .step_classes
+                .entry(step)
+                .or_default()
+                .push(class, start, end),
+            None => self.classes.push(class, start, end),
+        }
         self.events += 1;
         self.gpu_time = self.gpu_time + gpu.duration[row];
         self.rows.add(trace, row, categories);
@@ -380,6 +412,7 @@ impl Accumulator {
         let decided = self.rows.decided();
         let mut step_times: Vec<(u32, Duration)> = self.step_times.into_iter().collect();
         step_times.sort_unstable_by_key(|&(step, _)| step);
+        let (timeline, step_timelines) = timelines(self.step_classes, self.classes);
         StageSummary {
             stage,
             steps: self.steps,
@@ -395,8 +428,29 @@ impl Accumulator {
             unrecorded_replays: 0,
             missing_work: NO_MISSING_WORK,
             step_gpu_times: step_times.into_iter().map(|(_, time)| time).collect(),
+            timeline,
+            step_timelines,
         }
     }
+}
+
+/// A stage's timeline (its steps' summed, or its span's without steps) and its steps', in
+/// step order.
+fn timelines(
+    steps: FxHashMap<u32, ClassIntervals>,
+    all: ClassIntervals,
+) -> (Option<GpuTimeline>, Vec<GpuTimeline>) {
+    if steps.is_empty() {
+        return (all.timeline(), Vec::new());
+    }
+    let mut steps: Vec<(u32, ClassIntervals)> = steps.into_iter().collect();
+    steps.sort_unstable_by_key(|&(step, _)| step);
+    let step_timelines: Vec<GpuTimeline> = steps
+        .into_iter()
+        .filter_map(|(_, intervals)| intervals.timeline())
+        .collect();
+    let sum = step_timelines.iter().copied().reduce(GpuTimeline::plus);
+    (sum, step_timelines)
 }
 
 /// No missing work: zero, known exactly.
@@ -455,6 +509,8 @@ impl StageSummary {
             unrecorded_replays: 0,
             missing_work: NO_MISSING_WORK,
             step_gpu_times: Vec::new(),
+            timeline: None,
+            step_timelines: Vec::new(),
         }
     }
 

@@ -25,6 +25,7 @@ pub use verdict::{OverallVerdict, overall_verdict};
 
 use serde::Serialize;
 use stepscope_analysis::DecidedBy;
+use stepscope_analysis::GpuTimeline;
 use stepscope_analysis::RangeBreakdown;
 use stepscope_analysis::RuntimeAdvice;
 use stepscope_analysis::TraceAnalysis;
@@ -170,6 +171,13 @@ pub struct FileReport {
     pub steps: StepNumbers,
     /// Per-stage breakdown.
     pub breakdown: Breakdown,
+    /// Where the whole trace's GPU time went, over the GPU work it links to a launch call;
+    /// `null` without GPU events.
+    pub gpu_timeline: Option<GpuTimelineTimes>,
+    /// GPU time of work linked to no launch call in a trace that has launch calls (launched
+    /// before the profiler started, or from a thread it did not trace): not in
+    /// `gpu_timeline`.
+    pub unlinked_gpu_time_us: f64,
     /// Work launched inside matching host annotations (`--range`); `null` without it.
     pub ranges: Option<Ranges>,
     /// Per op and shapes: FLOPs, bytes, achieved rates, the roofline.
@@ -412,10 +420,51 @@ pub struct Stage {
     pub missing_work_high_us: Option<f64>,
     /// GPU time by what decided its category.
     pub categorised_by: CategorisedBy,
+    /// Where the GPU's time went over the stage's step windows (summed), or its GPU span
+    /// without steps; `null` without GPU events.
+    pub timeline: Option<GpuTimelineTimes>,
     /// Per category.
     pub categories: Vec<Row>,
     /// Top kernels.
     pub kernels: Vec<Row>,
+}
+
+/// Where the GPU's time went over a span, in µs: computation, communication and copies not
+/// hidden under it, and idle time, which sum to `total_us`; TraceLens's `gpu_timeline` rows.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct GpuTimelineTimes {
+    /// Time any computation (kernels and memsets other than collectives and copies) ran.
+    pub computation_us: f64,
+    /// Time communication ran and no computation.
+    pub exposed_comm_us: f64,
+    /// Time a copy ran and neither computation nor communication.
+    pub exposed_memcpy_us: f64,
+    /// Time anything ran.
+    pub busy_us: f64,
+    /// The span less the busy time.
+    pub idle_us: f64,
+    /// The span.
+    pub total_us: f64,
+    /// Time any communication ran, hidden or not.
+    pub total_comm_us: f64,
+    /// Time any copy ran, hidden or not.
+    pub total_memcpy_us: f64,
+}
+
+impl GpuTimelineTimes {
+    /// A timeline's times.
+    pub fn new(timeline: &GpuTimeline) -> Self {
+        GpuTimelineTimes {
+            computation_us: micros(timeline.computation),
+            exposed_comm_us: micros(timeline.exposed_comm),
+            exposed_memcpy_us: micros(timeline.exposed_memcpy),
+            busy_us: micros(timeline.busy),
+            idle_us: micros(timeline.idle),
+            total_us: micros(timeline.total),
+            total_comm_us: micros(timeline.total_comm),
+            total_memcpy_us: micros(timeline.total_memcpy),
+        }
+    }
 }
 
 /// GPU time by what decided its category: the launching op, or the kernel name and why the
@@ -558,6 +607,7 @@ fn stage(summary: &StageSummary, total: Duration, top: usize) -> Stage {
         missing_work_us: summary.missing_work.estimate.map(micros),
         missing_work_high_us: summary.missing_work.high.map(micros),
         categorised_by: CategorisedBy::new(&summary.decided),
+        timeline: summary.timeline.as_ref().map(GpuTimelineTimes::new),
         categories: rows(&summary.categories, usize::MAX),
         kernels: kernel_rows(&summary.kernels, summary.gpu_time, top),
     }
@@ -606,6 +656,8 @@ impl FileReport {
                     .collect(),
             },
             breakdown: Breakdown::new(&analysis.breakdown, top),
+            gpu_timeline: analysis.timeline.as_ref().map(GpuTimelineTimes::new),
+            unlinked_gpu_time_us: micros(analysis.unlinked_gpu_time),
             ranges: analysis.ranges.as_ref().map(|r| Ranges::new(r, top)),
             efficiency: efficiency::EfficiencyReport::new(&analysis.efficiency),
             timeline: Timeline::new(trace, analysis),

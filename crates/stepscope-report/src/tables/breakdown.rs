@@ -4,7 +4,7 @@
 use super::coverage::{Keyed, keyed, keyed_table};
 use super::ns;
 use super::table::Table;
-use crate::schema::{Document, Row, Stage};
+use crate::schema::{Document, GpuTimelineTimes, Row, Stage};
 
 /// One row per stage of each file.
 pub fn stages(document: &Document, run_id: &str) -> Table {
@@ -43,6 +43,22 @@ pub fn stages(document: &Document, run_id: &str) -> Table {
         .column("by_op_without_rule_ns", &rows, |r| {
             ns(by(r).op_without_rule_us)
         });
+    // The stage's GPU timeline (null without GPU events).
+    let timeline = |r: &Keyed<'_, &Stage>, part: fn(&GpuTimelineTimes) -> f64| {
+        r.item.timeline.as_ref().map(|t| ns(part(t)))
+    };
+    table
+        .column("computation_ns", &rows, |r| {
+            timeline(r, |t| t.computation_us)
+        })
+        .column("exposed_comm_ns", &rows, |r| {
+            timeline(r, |t| t.exposed_comm_us)
+        })
+        .column("exposed_memcpy_ns", &rows, |r| {
+            timeline(r, |t| t.exposed_memcpy_us)
+        })
+        .column("timeline_idle_ns", &rows, |r| timeline(r, |t| t.idle_us))
+        .column("timeline_total_ns", &rows, |r| timeline(r, |t| t.total_us));
     table
 }
 

@@ -4,6 +4,7 @@ mod diff;
 mod efficiency;
 pub(crate) mod kernel_names;
 mod ranges;
+mod timeline;
 mod verdict;
 
 pub use diff::render_diff;
@@ -13,7 +14,8 @@ pub use verdict::{
 };
 
 use crate::schema::{
-    Breakdown, CategorisedBy, Combined, Document, FileReport, Ranges, Row, Stage, count,
+    Breakdown, CategorisedBy, Combined, Document, FileReport, GpuTimelineTimes, Ranges, Row, Stage,
+    count,
 };
 use comfy_table::{
     CellAlignment, ColumnConstraint, ContentArrangement, Table, Width, presets::UTF8_FULL_CONDENSED,
@@ -115,7 +117,7 @@ pub fn render(document: &Document, options: &TerminalOptions) -> String {
         let _ = writeln!(out, "══ all {} files ══", combined.files);
         out.push_str(&combined_verdict(combined, options));
         if let Some(breakdown) = &combined.breakdown {
-            render_breakdown(&mut out, breakdown, false, options);
+            render_breakdown(&mut out, (breakdown, None), false, options);
         }
         if let Some(found) = &combined.ranges {
             ranges::render_ranges(&mut out, found, options);
@@ -168,7 +170,11 @@ fn render_file(out: &mut String, file: &FileReport, options: &TerminalOptions) {
     }
     render_findings(out, &file.replay_coverage, options);
     let missing_work = misses_work(file.replay_coverage.verdict);
-    render_breakdown(out, &file.breakdown, missing_work, options);
+    let whole = file
+        .gpu_timeline
+        .as_ref()
+        .map(|times| (times, file.unlinked_gpu_time_us));
+    render_breakdown(out, (&file.breakdown, whole), missing_work, options);
     if let Some(found) = &file.ranges {
         ranges::render_ranges(out, found, options);
     }
@@ -328,9 +334,10 @@ fn right_align(table: &mut Table, from: usize) {
     }
 }
 
+/// The breakdown, after the whole trace's timeline where there is one.
 fn render_breakdown(
     out: &mut String,
-    breakdown: &Breakdown,
+    (breakdown, whole): (&Breakdown, Option<(&GpuTimelineTimes, f64)>),
     missing_work: bool,
     options: &TerminalOptions,
 ) {
@@ -340,6 +347,25 @@ fn render_breakdown(
         micros_text(breakdown.total_gpu_time_us),
         percent(breakdown.unassigned_share)
     );
+    if let Some((times, unlinked_us)) = whole {
+        let note = if missing_work {
+            " (its idle time holds the work of unrecorded replays)"
+        } else {
+            ""
+        };
+        let _ = writeln!(
+            out,
+            "{}{note}",
+            timeline::timeline_line("GPU timeline", times)
+        );
+        if unlinked_us > 0.0 {
+            let _ = writeln!(
+                out,
+                "  not in it: {} of GPU work linked to no launch call (launched before the profiler started, or from a thread it did not trace)",
+                micros_text(unlinked_us)
+            );
+        }
+    }
     for stage in &breakdown.stages {
         render_stage(out, stage, missing_work, options);
     }
@@ -389,6 +415,18 @@ fn render_stage(out: &mut String, stage: &Stage, missing_work: bool, options: &T
     );
     if stage.events == 0 {
         return;
+    }
+    if let Some(times) = &stage.timeline {
+        let note = if stage.unrecorded_replays > 0 {
+            " (its idle time holds the unrecorded work above)"
+        } else {
+            ""
+        };
+        let _ = writeln!(
+            out,
+            "{}{note}",
+            timeline::timeline_line("where its GPU time goes", times)
+        );
     }
     render_rows(
         out,

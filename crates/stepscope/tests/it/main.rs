@@ -13,4 +13,5 @@ mod parity;
 mod patterns;
 mod ranges;
 mod removal;
+mod timeline;
 mod variants;
