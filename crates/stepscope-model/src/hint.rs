@@ -33,9 +33,15 @@ impl std::error::Error for Hinted {}
 
 /// An error that gives what went wrong and its fix apart. Its `Display` shows both, the
 /// hint on a line of its own after `hint: `, as the command line prints them.
-pub trait Hint {
-    /// What went wrong, without the fix.
-    fn message(&self) -> String;
+pub trait Hint: fmt::Display {
+    /// What went wrong, without the fix: by default the `Display` less the
+    /// `\nhint: {hint}` it ends with (see [`less_hint`]).
+    fn message(&self) -> String {
+        match self.hint() {
+            Some(hint) => less_hint(self.to_string(), &hint),
+            None => self.to_string(),
+        }
+    }
     /// How to fix it, when the error says.
     fn hint(&self) -> Option<String>;
 }

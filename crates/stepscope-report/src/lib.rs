@@ -89,13 +89,6 @@ pub enum ReportError {
 }
 
 impl stepscope_model::Hint for ReportError {
-    fn message(&self) -> String {
-        match self.hint() {
-            Some(hint) => stepscope_model::less_hint(self.to_string(), &hint),
-            None => self.to_string(),
-        }
-    }
-
     fn hint(&self) -> Option<String> {
         match self {
             ReportError::RunExists { .. } => Some(RUN_EXISTS_HINT.to_owned()),

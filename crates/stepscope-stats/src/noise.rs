@@ -76,6 +76,19 @@ impl RelativeChange {
     pub fn is_bounded(&self) -> bool {
         self.low.is_finite() && self.high.is_finite()
     }
+
+    /// The interval as the reports write it, `95.0 % CI -12.3 % to +4.5 %`; `None` when it
+    /// is unbounded.
+    pub fn interval_text(&self) -> Option<String> {
+        self.is_bounded().then(|| {
+            format!(
+                "{:.1} % CI {:+.1} % to {:+.1} %",
+                self.confidence * 100.0,
+                self.low * 100.0,
+                self.high * 100.0
+            )
+        })
+    }
 }
 
 /// The confidence of a single comparison's interval.

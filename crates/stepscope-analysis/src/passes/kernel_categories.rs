@@ -129,13 +129,6 @@ pub enum CategoryError {
 }
 
 impl stepscope_model::Hint for CategoryError {
-    fn message(&self) -> String {
-        match self.hint() {
-            Some(hint) => stepscope_model::less_hint(self.to_string(), &hint),
-            None => self.to_string(),
-        }
-    }
-
     fn hint(&self) -> Option<String> {
         match self {
             CategoryError::BadPattern { .. } => Some(BAD_PATTERN_HINT.to_owned()),

@@ -212,19 +212,12 @@ fn latency_detail(gated: &[&MetricChange]) -> String {
 fn regression_detail(metric: &MetricChange, gated: usize) -> String {
     let allowed = metric.max_regression_pct.unwrap_or(0.0);
     let interval = |change: &RelativeChange| {
-        if change.is_bounded() {
-            format!(
-                "{:.1} % CI {:+.1} % to {:+.1} %",
-                change.confidence * 100.0,
-                change.low * 100.0,
-                change.high * 100.0
-            )
-        } else {
+        change.interval_text().unwrap_or_else(|| {
             format!(
                 "too few phases for a {:.1} % interval",
                 change.confidence * 100.0
             )
-        }
+        })
     };
     let verdict = match (&metric.alone, metric.regressed) {
         (Some(alone), false) if metric.regressed_alone => format!(
@@ -271,19 +264,17 @@ fn throughput(change: Option<&RelativeChange>, min_effect: f64, phases: usize) -
     };
     let effect = min_effect * 100.0;
     let confidence = change.confidence * 100.0;
-    if !change.is_bounded() {
+    let Some(interval) = change.interval_text() else {
         let needed = min_samples(change.confidence);
         let reason = format!(
             "output tok/s {:+.1} %, but {phases} phases a side cannot give a {confidence:.1} % interval (it takes {needed})",
             change.estimate * 100.0
         );
         return unclear(reason, Some(needed));
-    }
+    };
     let span = format!(
-        "output tok/s {:+.1} % ({confidence:.1} % CI {:+.1} % to {:+.1} %)",
-        change.estimate * 100.0,
-        change.low * 100.0,
-        change.high * 100.0
+        "output tok/s {:+.1} % ({interval})",
+        change.estimate * 100.0
     );
     match change.direction(min_effect) {
         Direction::Higher => Speed {

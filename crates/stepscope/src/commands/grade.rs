@@ -338,19 +338,12 @@ fn render(graded: &Grade) -> String {
     }
     for metric in &graded.metrics {
         let change = &metric.change;
-        let interval = if change.is_bounded() {
-            format!(
-                "{:.1} % CI {:+.1} % to {:+.1} %",
-                change.confidence * 100.0,
-                change.low * 100.0,
-                change.high * 100.0
-            )
-        } else {
+        let interval = change.interval_text().unwrap_or_else(|| {
             format!(
                 "no {:.1} % interval with so few phases",
                 change.confidence * 100.0
             )
-        };
+        });
         let flag = if metric.regressed {
             " REGRESSED"
         } else if metric.regressed_alone {
