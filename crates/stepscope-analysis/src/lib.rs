@@ -29,10 +29,17 @@ pub use passes::efficiency::{Bound, Efficiency, OpRow, Roofline, RowStats, Unmod
 pub use passes::event_categories::DecidedBy;
 pub use passes::gpu_timeline::GpuTimeline;
 pub use passes::graph_identity::{Evidence, SizeSource, Unverified};
+pub use passes::idle_causes::{
+    Causes, IdleCauses, KERNEL_WAIT_BELOW, StageIdleCauses, StreamIdleCauses,
+};
 pub use passes::kernel_categories::{
     CategorizedNames, CategoryError, CategoryId, KernelCategories, categorize_names,
 };
 pub use passes::launch_links::{LaunchLinks, link_launches};
+pub use passes::launch_stats::{
+    EagerLaunch, LONG_DELAY_OVER, LaunchStats, LaunchSummary, ReplayLaunch, SLOW_LAUNCH_OVER,
+    Spread,
+};
 pub use passes::launching_ops::{LaunchingOps, launching_ops};
 pub use passes::ranges::{RangeBreakdown, RangePattern, RangeSummary};
 pub use passes::recording_patterns::{PatternDetail, PatternFinding};
@@ -56,7 +63,9 @@ use passes::graph_identity::{
     GraphAssignment, IdentityInputs, assign_graphs, uniform_capture_size,
 };
 use passes::graph_launches::{LaunchInputs, graph_launches};
+use passes::idle_causes::idle_causes;
 use passes::launch_cycles::{LaunchCycles, launch_cycles};
+use passes::launch_stats::launch_stats;
 use passes::missing_time::{MissingInputs, missing_time};
 use passes::ranges::{RangeInputs, range_breakdown};
 use passes::recording_patterns::{PatternInputs, recording_patterns};
@@ -112,6 +121,11 @@ pub struct TraceAnalysis {
     /// (launched before the profiler started, or from a thread it did not trace): left out
     /// of `timeline`.
     pub unlinked_gpu_time: Duration,
+    /// Each stream's idle time by cause (host wait, kernel wait, other; HTA's categories),
+    /// and each stage's, within and between its steps.
+    pub idle_causes: IdleCauses,
+    /// Every eager launch and graph replay: CPU time, launch delay, GPU time.
+    pub launches: LaunchStats,
     /// Runtime and switch advice.
     pub advice: RuntimeAdvice,
     /// How the profile lost replays, where it did.
@@ -132,7 +146,7 @@ pub struct TraceAnalysis {
 /// `missing_time` (statuses, totals, ranges, verdict), `recording_patterns`,
 /// `launching_ops` with `kernel_categories` and `event_categories` (a category per GPU
 /// event, from its launching op or its name), `stage_breakdown`, `ranges` (with a range
-/// pattern), `runtime_advice`, `unchecked`.
+/// pattern), `idle_causes`, `launch_stats`, `runtime_advice`, `unchecked`.
 ///
 /// Passes that do not need each other's results run on two threads (the steps beside the
 /// launch links; the coverage beside the categories and the breakdown): the analysis of a
@@ -170,6 +184,8 @@ pub fn analyze(trace: &Trace, options: &AnalysisOptions<'_>) -> TraceAnalysis {
         },
     );
     add_missing_work(&mut breakdown, &coverage.replays, &steps);
+    let idle_causes = idle_causes(trace, &links, &steps);
+    let launches = launch_stats(trace, &links);
     let advice = runtime_advice(&trace.metadata);
     let unchecked = unchecked(trace, &coverage);
     TraceAnalysis {
@@ -179,6 +195,8 @@ pub fn analyze(trace: &Trace, options: &AnalysisOptions<'_>) -> TraceAnalysis {
         breakdown,
         timeline,
         unlinked_gpu_time,
+        idle_causes,
+        launches,
         advice,
         patterns,
         ranges,

@@ -49,12 +49,7 @@ impl ApiError {
             .iter()
             .map(|f| format!("{}: {}", f.path, f.message))
             .collect();
-        let mut hints: Vec<&str> = Vec::new();
-        for hint in failed.iter().filter_map(|f| f.hint.as_deref()) {
-            if !hints.contains(&hint) {
-                hints.push(hint);
-            }
-        }
+        let hints = FailedFile::distinct_hints(failed);
         ApiError {
             message: format!("No trace could be read:\n{}", lines.join("\n")),
             hint: (!hints.is_empty()).then(|| hints.join("; ")),

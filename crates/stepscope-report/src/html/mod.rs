@@ -15,7 +15,7 @@
 
 use crate::ReportError;
 use crate::schema::{Document, TIMELINE_BINS, Timeline};
-use crate::terminal::{TerminalOptions, combined_verdict, file_verdict, finding_text};
+use crate::terminal::{TerminalOptions, combined_verdict, file_verdict, finding_text, host_text};
 use serde::Serialize;
 use std::path::Path;
 use stepscope_analysis::FindingKind;
@@ -108,6 +108,8 @@ struct FileData {
     verdict: String,
     /// Replay timeline, bins merged to the page's budget.
     timeline: Timeline,
+    /// Where the GPU time goes and what held it back, as the terminal says it.
+    host: String,
     /// Per finding, as the terminal says it: `[replay, why]`.
     findings: Vec<(String, String)>,
     /// How to settle unverified sizes, as the terminal says it, when a replay's is.
@@ -123,9 +125,14 @@ fn bins_for(rows: usize) -> u32 {
 fn section_data<'a>(section: &'a Section<'a>, bins: u32) -> SectionData<'a> {
     let options = TerminalOptions::default();
     let mut document = section.document.clone();
-    let per_file = (ROOFLINE_BUDGET / document.files.len().max(1)).clamp(8, 60);
+    let per_file = (ROOFLINE_BUDGET / document.files.len().max(1)).clamp(4, 60);
     for file in &mut document.files {
         keep_roofline_rows(&mut file.efficiency, per_file);
+        // The page shows the idle causes and the launches as the terminal's lines (`host`),
+        // not their numbers one by one.
+        file.idle_causes.streams.clear();
+        file.idle_causes.stages.clear();
+        file.launches = Default::default();
     }
     SectionData {
         label: &section.label,
@@ -141,6 +148,7 @@ fn section_data<'a>(section: &'a Section<'a>, bins: u32) -> SectionData<'a> {
             .iter()
             .map(|file| FileData {
                 verdict: file_verdict(file, &options),
+                host: host_text(file),
                 timeline: file.timeline.coarsened(bins),
                 findings: file
                     .replay_coverage

@@ -551,6 +551,13 @@
       ], rows, { name: "efficiency", sortKey: eff.device ? "lost" : "kernel_time_us_sum", scroll: true }),
       note("The rows with the most kernel time (ops around other modelled ops left out); --json, --csv and --parquet hold every row."));
   }
+  // Where the GPU time goes and what held it back: the terminal's lines.
+  function hostView(text) {
+    if (!text) return el("div", {});
+    return el("div", {}, el("h3", {}, "Where the GPU time goes: the timeline, idle causes, launches"),
+      el("pre", { class: "verdict", data: { host: "file" } }, text),
+      note("Idle causes per stream: host wait (the next launch came after the stream ran dry), kernel wait (queued work, gaps under 30 µs), other (queued work that waited longer); --json lists every stream."));
+  }
   function fileView(section, index, multi) {
     const file = section.document.files[index], data = section.files[index];
     const steps = file.steps.framework
@@ -568,7 +575,7 @@
     parts.push(el("h3", {}, "Replay timeline: one row per graph, each mark the replays launched there"),
       timelineView(file, data), el("h3", {}, "Graphs"), graphTable(file),
       el("h3", {}, "Replays with a problem"), findingsTable(file, data),
-      breakdownView(file.breakdown, "GPU time by stage and kernel category"), rangesView(file.ranges),
+      breakdownView(file.breakdown, "GPU time by stage and kernel category"), hostView(data.host), rangesView(file.ranges),
       efficiencyView(file.efficiency), importView(file));
     return el("div", { class: "file", data: { file: index } }, parts);
   }

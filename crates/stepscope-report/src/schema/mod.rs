@@ -6,6 +6,7 @@
 //! Text taken from a trace (kernel names, labels) has its control characters escaped
 //! (`\u{1b}`), so no report can be made to move a cursor or forge a line.
 
+mod anatomy;
 mod coverage;
 pub mod diff;
 pub mod diff_rates;
@@ -14,6 +15,9 @@ mod replays;
 mod timeline;
 mod verdict;
 
+pub use anatomy::{
+    GpuTimelineTimes, IdleCausesReport, LaunchReport, SpreadUs, StageIdleReport, StreamIdleReport,
+};
 pub use coverage::{
     Coverage, CoverageNumbers, CureWire, EvidenceWire, ExpectedSource, Finding, Graph,
     HOW_TO_SETTLE, MAX_FINDINGS, MultiKernel, PatternDetailWire, PatternWire, UnverifiedWire,
@@ -25,7 +29,6 @@ pub use verdict::{OverallVerdict, overall_verdict};
 
 use serde::Serialize;
 use stepscope_analysis::DecidedBy;
-use stepscope_analysis::GpuTimeline;
 use stepscope_analysis::RangeBreakdown;
 use stepscope_analysis::RuntimeAdvice;
 use stepscope_analysis::TraceAnalysis;
@@ -93,6 +96,19 @@ pub struct FailedFile {
     pub message: String,
     /// How to fix it (`null` when the error does not say).
     pub hint: Option<String>,
+}
+
+impl FailedFile {
+    /// The fixes of `failed` files, each once, in the order the files came.
+    pub fn distinct_hints(failed: &[FailedFile]) -> Vec<&str> {
+        let mut hints: Vec<&str> = Vec::new();
+        for hint in failed.iter().filter_map(|f| f.hint.as_deref()) {
+            if !hints.contains(&hint) {
+                hints.push(hint);
+            }
+        }
+        hints
+    }
 }
 
 /// Who wrote the document.
@@ -178,6 +194,12 @@ pub struct FileReport {
     /// before the profiler started, or from a thread it did not trace): not in
     /// `gpu_timeline`.
     pub unlinked_gpu_time_us: f64,
+    /// Each GPU stream's idle time by cause: host wait, kernel wait, other (HTA's
+    /// categories).
+    pub idle_causes: IdleCausesReport,
+    /// Launch statistics: CPU time, launch delay and GPU time of eager launches and graph
+    /// replays.
+    pub launches: LaunchReport,
     /// Work launched inside matching host annotations (`--range`); `null` without it.
     pub ranges: Option<Ranges>,
     /// Per op and shapes: FLOPs, bytes, achieved rates, the roofline.
@@ -429,44 +451,6 @@ pub struct Stage {
     pub kernels: Vec<Row>,
 }
 
-/// Where the GPU's time went over a span, in µs: computation, communication and copies not
-/// hidden under it, and idle time, which sum to `total_us`; TraceLens's `gpu_timeline` rows.
-#[derive(Debug, Clone, Copy, Serialize)]
-pub struct GpuTimelineTimes {
-    /// Time any computation (kernels and memsets other than collectives and copies) ran.
-    pub computation_us: f64,
-    /// Time communication ran and no computation.
-    pub exposed_comm_us: f64,
-    /// Time a copy ran and neither computation nor communication.
-    pub exposed_memcpy_us: f64,
-    /// Time anything ran.
-    pub busy_us: f64,
-    /// The span less the busy time.
-    pub idle_us: f64,
-    /// The span.
-    pub total_us: f64,
-    /// Time any communication ran, hidden or not.
-    pub total_comm_us: f64,
-    /// Time any copy ran, hidden or not.
-    pub total_memcpy_us: f64,
-}
-
-impl GpuTimelineTimes {
-    /// A timeline's times.
-    pub fn new(timeline: &GpuTimeline) -> Self {
-        GpuTimelineTimes {
-            computation_us: micros(timeline.computation),
-            exposed_comm_us: micros(timeline.exposed_comm),
-            exposed_memcpy_us: micros(timeline.exposed_memcpy),
-            busy_us: micros(timeline.busy),
-            idle_us: micros(timeline.idle),
-            total_us: micros(timeline.total),
-            total_comm_us: micros(timeline.total_comm),
-            total_memcpy_us: micros(timeline.total_memcpy),
-        }
-    }
-}
-
 /// GPU time by what decided its category: the launching op, or the kernel name and why the
 /// op did not (docs/categories.md).
 #[derive(Debug, Clone, Serialize)]
@@ -658,6 +642,8 @@ impl FileReport {
             breakdown: Breakdown::new(&analysis.breakdown, top),
             gpu_timeline: analysis.timeline.as_ref().map(GpuTimelineTimes::new),
             unlinked_gpu_time_us: micros(analysis.unlinked_gpu_time),
+            idle_causes: IdleCausesReport::new(&analysis.idle_causes),
+            launches: LaunchReport::new(&analysis.launches.summary()),
             ranges: analysis.ranges.as_ref().map(|r| Ranges::new(r, top)),
             efficiency: efficiency::EfficiencyReport::new(&analysis.efficiency),
             timeline: Timeline::new(trace, analysis),

@@ -4,7 +4,7 @@
 use super::coverage::{Keyed, keyed, keyed_table};
 use super::ns;
 use super::table::Table;
-use crate::schema::{Document, GpuTimelineTimes, Row, Stage};
+use crate::schema::{Document, GpuTimelineTimes, Row, Stage, StageIdleReport};
 
 /// One row per stage of each file.
 pub fn stages(document: &Document, run_id: &str) -> Table {
@@ -43,23 +43,47 @@ pub fn stages(document: &Document, run_id: &str) -> Table {
         .column("by_op_without_rule_ns", &rows, |r| {
             ns(by(r).op_without_rule_us)
         });
+    anatomy_columns(&mut table, &rows);
+    table
+}
+
+/// The stage's GPU timeline and its streams' idle time by cause.
+fn anatomy_columns(table: &mut Table, rows: &[Keyed<'_, &Stage>]) {
     // The stage's GPU timeline (null without GPU events).
     let timeline = |r: &Keyed<'_, &Stage>, part: fn(&GpuTimelineTimes) -> f64| {
         r.item.timeline.as_ref().map(|t| ns(part(t)))
     };
     table
-        .column("computation_ns", &rows, |r| {
+        .column("computation_ns", rows, |r| {
             timeline(r, |t| t.computation_us)
         })
-        .column("exposed_comm_ns", &rows, |r| {
+        .column("exposed_comm_ns", rows, |r| {
             timeline(r, |t| t.exposed_comm_us)
         })
-        .column("exposed_memcpy_ns", &rows, |r| {
+        .column("exposed_memcpy_ns", rows, |r| {
             timeline(r, |t| t.exposed_memcpy_us)
         })
-        .column("timeline_idle_ns", &rows, |r| timeline(r, |t| t.idle_us))
-        .column("timeline_total_ns", &rows, |r| timeline(r, |t| t.total_us));
+        .column("timeline_idle_ns", rows, |r| timeline(r, |t| t.idle_us))
+        .column("timeline_total_ns", rows, |r| timeline(r, |t| t.total_us));
+    // The stage's streams' idle time by cause (null for work of no step, and without step
+    // annotations).
+    let idle = |r: &Keyed<'_, &Stage>, part: fn(&StageIdleReport) -> f64| {
+        let stage = r.item.stage.as_str();
+        let causes = r.file.idle_causes.stages.iter().find(|s| s.stage == stage);
+        causes.map(|c| ns(part(c)))
+    };
     table
+        .column("idle_host_wait_ns", rows, |r| idle(r, |c| c.host_wait_us))
+        .column("idle_host_wait_after_sync_ns", rows, |r| {
+            idle(r, |c| c.host_wait_after_sync_us)
+        })
+        .column("idle_kernel_wait_ns", rows, |r| {
+            idle(r, |c| c.kernel_wait_us)
+        })
+        .column("idle_other_ns", rows, |r| idle(r, |c| c.other_us))
+        .column("idle_between_steps_ns", rows, |r| {
+            idle(r, |c| c.between_steps_us)
+        });
 }
 
 /// A category or kernel row of a list (a stage's or a range's), with the list's name and

@@ -175,12 +175,36 @@ fn render_file(out: &mut String, file: &FileReport, options: &TerminalOptions) {
         .as_ref()
         .map(|times| (times, file.unlinked_gpu_time_us));
     render_breakdown(out, (&file.breakdown, whole), missing_work, options);
+    timeline::render_host(out, &file.idle_causes, &file.launches);
     if let Some(found) = &file.ranges {
         ranges::render_ranges(out, found, options);
     }
     efficiency::render_efficiency(out, &file.efficiency, options);
     render_import(out, file);
     out.push('\n');
+}
+
+/// Beside unrecorded replays, the GPU timeline's idle time is partly their work.
+const UNRECORDED_IDLE_NOTE: &str = " (its idle time holds the work of unrecorded replays)";
+
+/// Where a file's GPU time goes and what held the GPU back, as the terminal prints it: the
+/// GPU timeline, the streams' idle time by cause, the launches (empty without GPU work).
+pub fn host_text(file: &FileReport) -> String {
+    let mut out = String::new();
+    if let Some(times) = &file.gpu_timeline {
+        let note = if misses_work(file.replay_coverage.verdict) {
+            UNRECORDED_IDLE_NOTE
+        } else {
+            ""
+        };
+        let _ = writeln!(
+            out,
+            "{}{note}",
+            timeline::timeline_line("GPU timeline", times)
+        );
+    }
+    timeline::render_host(&mut out, &file.idle_causes, &file.launches);
+    out.replace("\n\n", "\n").trim().to_owned()
 }
 
 /// A file's verdict, as the terminal report states it under the file's name: the verdict
@@ -349,7 +373,7 @@ fn render_breakdown(
     );
     if let Some((times, unlinked_us)) = whole {
         let note = if missing_work {
-            " (its idle time holds the work of unrecorded replays)"
+            UNRECORDED_IDLE_NOTE
         } else {
             ""
         };

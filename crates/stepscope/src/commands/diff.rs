@@ -390,12 +390,7 @@ fn analyse_side(
 
 /// The fixes of files that could not be read, each once, then how to find out more.
 fn unread_hint(failed: &[FailedFile]) -> String {
-    let mut hints: Vec<&str> = Vec::new();
-    for hint in failed.iter().filter_map(|f| f.hint.as_deref()) {
-        if !hints.contains(&hint) {
-            hints.push(hint);
-        }
-    }
+    let mut hints = FailedFile::distinct_hints(failed);
     hints.push("`stepscope analyze SIDE` shows what is wrong with a side");
     hints.join("; ")
 }

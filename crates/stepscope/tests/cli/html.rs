@@ -103,6 +103,16 @@ fn an_incomplete_trace_reads_as_the_terminal_and_shows_its_empty_replays() {
         terminal_verdict(&analysed.terminal)
     );
     assert_key_numbers(&page, coverage);
+    // Where the GPU time goes, line for line as the terminal prints it.
+    let host = page.one("pre[data-host=file]");
+    for start in ["GPU timeline: ", "stream idle by cause: ", "launches: "] {
+        let line = analysed
+            .terminal
+            .lines()
+            .find(|l| l.starts_with(start))
+            .unwrap_or_else(|| panic!("no {start:?} line in the terminal"));
+        assert!(host.lines().any(|l| l == line), "{start:?}: {host}");
+    }
 
     let rows = |table: &str| page.count(&format!("table[data-table={table}] tbody tr"));
     let len = |value: &Value| value.as_array().expect("an array").len();

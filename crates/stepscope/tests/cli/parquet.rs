@@ -332,6 +332,7 @@ fn check_breakdown(stages: &[&Value], categories: &[&Value], kernels: &[&Value],
         ] {
             assert_eq!(row[key], stage[key], "{key} of stage {name}");
         }
+        check_stage_idle(row, file, name);
         let rows: Vec<&&Value> = categories.iter().filter(|c| c["stage"] == *name).collect();
         let expected = stage["categories"].as_array().expect("categories");
         assert_eq!(rows.len(), expected.len(), "categories of stage {name}");
@@ -362,6 +363,25 @@ fn check_breakdown(stages: &[&Value], categories: &[&Value], kernels: &[&Value],
             assert_eq!(row["time_us"], kernel["time_us"]);
             assert_eq!(row["events"], kernel["events"]);
         }
+    }
+}
+
+/// A stage row's idle causes: the JSON's, or nulls where it has no such stage row.
+fn check_stage_idle(row: &Value, file: &Value, name: &Value) {
+    let causes = file["idle_causes"]["stages"]
+        .as_array()
+        .expect("idle stages")
+        .iter()
+        .find(|c| c["stage"] == *name);
+    for (column, key) in [
+        ("idle_host_wait_us", "host_wait_us"),
+        ("idle_host_wait_after_sync_us", "host_wait_after_sync_us"),
+        ("idle_kernel_wait_us", "kernel_wait_us"),
+        ("idle_other_us", "other_us"),
+        ("idle_between_steps_us", "between_steps_us"),
+    ] {
+        let expected = causes.map_or(&Value::Null, |c| &c[key]);
+        assert_eq!(row[column], *expected, "{column} of stage {name}");
     }
 }
 

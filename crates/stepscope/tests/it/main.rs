@@ -8,6 +8,7 @@ mod cycles;
 mod damage;
 mod efficiency;
 mod hygiene;
+mod idle_causes;
 mod manifest;
 mod parity;
 mod patterns;
