@@ -27,8 +27,9 @@
 //! Why it matters: idle time a kernel optimisation cannot recover has a cause: a host that
 //! launches too late (Python, scheduling, a sync that drains the queue) calls for graphs or
 //! fewer syncs; queued work that still waits calls for a look at cross-stream dependencies.
-//! Example: on a CUDA-graph training trace, the compute stream's 708 ms idle is 98 %
-//! "other" (waiting on collectives of other streams), while a side stream's is host wait.
+//! Example: in HTA's CUDA-graph training trace (cut as HTA cuts it), the main stream's 708
+//! ms of idle time is 98 % other (its work was queued and still waited), while two side
+//! streams' idle time is all host wait.
 
 use super::launch_links::LaunchLinks;
 use super::stage_breakdown::event_steps;

@@ -19,8 +19,8 @@
 //! Why it matters: a decode step of a small model is often launch-bound: its kernels take
 //! less time on the GPU than on the host, so its time is the host's, and graphs (or fusing
 //! kernels) are what shorten it.
-//! Example: in an eager training trace, 2 of 3 launched kernels run for less than their
-//! ~5 µs launch call.
+//! Example: in HTA's CUDA-graph training trace, 2216 of the 6530 eagerly launched kernels
+//! and copies ran for less time than their launch call (median 4.0 µs).
 
 use super::launch_links::LaunchLinks;
 use stepscope_model::{Duration, RuntimeCallKind, Trace};

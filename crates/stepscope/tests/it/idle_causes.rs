@@ -247,3 +247,51 @@ fn stage_idle_adds_up_to_the_streams_idle() {
         assert!(total.host_wait_after_sync <= total.host_wait, "{trace}");
     }
 }
+
+/// Two kernels on one stream, the second launched after the first ended: host wait; after a
+/// sync when the launching thread's `cudaStreamSynchronize` returned inside the gap, not
+/// when the thread's sync returned before the first kernel ended, and kernel wait when
+/// the second kernel was queued before the first ended.
+#[test]
+fn a_sync_that_returns_inside_the_gap_is_host_wait_after_a_sync() {
+    use stepscope_ingest::{ReadOptions, read_trace_bytes};
+    let trace = |sync: (u32, u32), second_launch: u32| -> String {
+        let call = |name: &str, ts: u32, dur: u32, correlation: u32| {
+            format!(
+                r#"{{"ph":"X","cat":"cuda_runtime","name":"{name}","pid":1,"tid":1,"ts":{ts},"dur":{dur},"args":{{"correlation":{correlation}}}}}"#
+            )
+        };
+        let kernel = |ts: u32, correlation: u32| {
+            format!(
+                r#"{{"ph":"X","cat":"kernel","name":"k","pid":0,"tid":7,"ts":{ts},"dur":10,"args":{{"device":0,"stream":7,"correlation":{correlation}}}}}"#
+            )
+        };
+        let events = [
+            call("cudaLaunchKernel", 0, 2, 1),
+            kernel(10, 1),
+            call("cudaStreamSynchronize", sync.0, sync.1 - sync.0, 0),
+            call("cudaLaunchKernel", second_launch, 2, 2),
+            kernel(30, 2),
+        ];
+        format!(r#"{{"traceEvents":[{}]}}"#, events.join(","))
+    };
+    let table = KernelCategories::embedded();
+    let causes = |json: String| {
+        let parsed = read_trace_bytes(json.as_bytes(), &ReadOptions::default()).expect("reads");
+        let analysis = analyze(&parsed, &AnalysisOptions::new(&table));
+        analysis.idle_causes.total()
+    };
+    let micros = |us: i64| stepscope_model::Duration::from_nanos(us * 1000);
+    // The sync returns at 21, inside the gap 20..30; the launch comes at 25.
+    let after_sync = causes(trace((5, 21), 25));
+    assert_eq!(after_sync.host_wait, micros(10));
+    assert_eq!(after_sync.host_wait_after_sync, micros(10));
+    // The sync returned at 8, before the first kernel ended: a late launch, not a sync.
+    let late = causes(trace((5, 8), 25));
+    assert_eq!(late.host_wait, micros(10));
+    assert_eq!(late.host_wait_after_sync, micros(0));
+    // Launched at 12, before the first kernel ended at 20: queued; a 10 µs gap.
+    let queued = causes(trace((3, 4), 12));
+    assert_eq!(queued.host_wait, micros(0));
+    assert_eq!(queued.kernel_wait, micros(10));
+}
